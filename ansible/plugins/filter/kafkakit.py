@@ -1,0 +1,40 @@
+"""Filters that hand inventory work to the shared kafkakit package (one copy of the rules)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafkakit.inventory import HostRecord, build_inventory, preflight_errors
+
+
+def kafkakit_lab_inventory(lab_hosts: list[dict], all_vars: dict | None = None) -> dict:
+    """The lab inventory document for the hosts of ansible/lab/lab-config.yml."""
+    records = [
+        HostRecord(
+            name=h["name"],
+            dc=h["dc"],
+            rack=h["rack"],
+            private_ip=h["ip"],
+            roles=tuple(h.get("roles", [])),
+            broker_id=h.get("broker_id"),
+            zookeeper_id=h.get("zookeeper_id"),
+        )
+        for h in lab_hosts
+    ]
+    return build_inventory(records, all_vars)
+
+
+def kafkakit_preflight_errors(groups: Any, hostvars: Any, defaults: dict) -> list[str]:
+    """Every reason to refuse this inventory, one message each (empty: go ahead)."""
+    plain_groups = {k: list(v) for k, v in dict(groups).items()}
+    # Keep each host's vars lazy: only the keys the rules read get templated.
+    lazy_hostvars = {h: hostvars[h] for h in plain_groups.get("all", [])}
+    return preflight_errors(plain_groups, lazy_hostvars, defaults)
+
+
+class FilterModule:
+    def filters(self) -> dict[str, Any]:
+        return {
+            "kafkakit_lab_inventory": kafkakit_lab_inventory,
+            "kafkakit_preflight_errors": kafkakit_preflight_errors,
+        }

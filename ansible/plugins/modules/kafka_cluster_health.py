@@ -1,0 +1,64 @@
+#!/usr/bin/python
+"""Wait until a Kafka cluster is healthy; runs on the controller (confluent-kafka)."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: kafka_cluster_health
+short_description: Wait for registered brokers and zero under-replicated partitions
+description:
+  - Reads cluster metadata with confluent-kafka's AdminClient and waits until every expected
+    broker is registered, a controller is active and no partition is under-replicated or offline.
+  - Runs on the Ansible controller (C(delegate_to: localhost)).
+options:
+  bootstrap_servers: {type: str, required: true, description: Comma-separated host:port list.}
+  client_config: {type: dict, default: {}, description: Extra librdkafka settings (security).}
+  expect_brokers: {type: list, elements: int, default: [], description: Broker ids that must be registered.}
+  timeout: {type: int, default: 300, description: Seconds to wait before failing.}
+  wait: {type: bool, default: true, description: Wait for health; false only reports.}
+author: kafkakit
+"""
+
+RETURN = r"""
+brokers: {description: Registered broker ids., type: list, returned: always}
+controller: {description: Active controller id., type: int, returned: always}
+under_replicated: {description: Partitions whose ISR is smaller than their replica set., type: list, returned: always}
+offline: {description: Partitions without a leader., type: list, returned: always}
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec={
+            "bootstrap_servers": {"type": "str", "required": True},
+            "client_config": {"type": "dict", "default": {}},
+            "expect_brokers": {"type": "list", "elements": "int", "default": []},
+            "timeout": {"type": "int", "default": 300},
+            "wait": {"type": "bool", "default": True},
+        },
+        supports_check_mode=True,
+    )
+    from kafkakit.admin import admin_client, cluster_health, wait_healthy
+
+    p = module.params
+    admin = admin_client(p["bootstrap_servers"], p["client_config"])
+    if p["wait"]:
+        health = wait_healthy(admin, p["expect_brokers"], p["timeout"])
+    else:
+        health = cluster_health(admin)
+    result = {"changed": False, **health.as_dict()}
+    if p["wait"] and not health.healthy(p["expect_brokers"]):
+        missing = sorted(set(p["expect_brokers"]) - set(health.brokers))
+        module.fail_json(
+            msg=f"cluster not healthy after {p['timeout']}s: missing brokers {missing}, "
+            f"{len(health.under_replicated)} under-replicated, {len(health.offline)} offline"
+            + (f", error: {health.error}" if health.error else ""),
+            **result,
+        )
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

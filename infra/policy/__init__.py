@@ -1,0 +1,1 @@
+"""kafkakit's policy pack: `pulumi preview --policy-pack infra/policy`."""

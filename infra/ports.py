@@ -1,0 +1,47 @@
+"""The TCP ports the kit's services listen on, shared by the security groups and the policy pack."""
+
+from __future__ import annotations
+
+ZOOKEEPER_CLIENT_PLAIN = 2181  # never opened: the ensemble only serves TLS clients
+ZOOKEEPER_CLIENT_TLS = 2182
+ZOOKEEPER_PEER = 2888
+ZOOKEEPER_ELECTION = 3888
+
+KAFKA_INTER_BROKER = 9091
+KAFKA_PLAINTEXT = 9092  # never opened: there is no PLAINTEXT listener
+KAFKA_CLIENT = 9093
+
+SPARK_MASTER = 7077
+SPARK_MASTER_UI = 8080
+SPARK_WORKER_UI = 8081
+# Spark's driver, executor and block-manager ports are ephemeral unless pinned, so the Spark
+# group talks to itself over the unprivileged range.
+SPARK_INTERNAL = (1024, 65535)
+
+MIRRORMAKER_REST = 8083  # dedicated MM2 nodes forward task configs to each other over REST
+
+SSH = 22
+HTTPS = 443
+HTTP = 80
+
+# Every port that carries cluster data or controls it; none may be open to the internet.
+DATA_PORTS: frozenset[int] = frozenset(
+    {
+        ZOOKEEPER_CLIENT_PLAIN,
+        ZOOKEEPER_CLIENT_TLS,
+        ZOOKEEPER_PEER,
+        ZOOKEEPER_ELECTION,
+        KAFKA_INTER_BROKER,
+        KAFKA_PLAINTEXT,
+        KAFKA_CLIENT,
+        SPARK_MASTER,
+        SPARK_MASTER_UI,
+        SPARK_WORKER_UI,
+        MIRRORMAKER_REST,
+    }
+)
+
+
+def range_holds_data_port(from_port: int, to_port: int) -> bool:
+    """True when the port range [from_port, to_port] includes a data port."""
+    return any(from_port <= p <= to_port for p in DATA_PORTS)

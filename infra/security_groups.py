@@ -1,0 +1,160 @@
+"""Least-privilege security groups, one per component group of a data centre.
+
+Ingress, port by port:
+  ZooKeeper 2182 (TLS client)  from ZooKeeper and the brokers;  2888/3888  from ZooKeeper only
+  Kafka 9091 (inter-broker)    from the brokers only
+  Kafka 9093 (SASL_SSL client) from the brokers, MM2, Spark, the declared client CIDRs/groups,
+                               and the remote MM2 hosts (by /32: groups do not cross regions)
+  Spark internal range         from the Spark group only; 7077/8080/8081 from declared Spark clients
+  MM2 REST 8083                from the MM2 group only
+  SSH 22                       nowhere, unless the stack declares admin CIDRs
+Nothing is open to 0.0.0.0/0. Egress: HTTP(S) out (packages, archives, AWS APIs) and
+anything to the own and peered VPCs (the other side's ingress rules decide).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+
+from infra import ports
+from infra.config import DataCentreConfig, StackConfig
+from infra.tagging import Tagger
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where traffic may come from: a security group of the same region, or a CIDR."""
+
+    label: str
+    group_id: pulumi.Input[str] | None = None
+    cidr: pulumi.Input[str] | None = None
+
+
+class ClusterSecurityGroups(pulumi.ComponentResource):
+    """One data centre's groups, keyed by component: zookeeper, kafka, spark, mirrormaker."""
+
+    groups: dict[str, aws.ec2.SecurityGroup]
+
+    def __init__(
+        self,
+        dc: DataCentreConfig,
+        vpc_id: pulumi.Input[str],
+        *,
+        cfg: StackConfig,
+        peer_cidrs: Sequence[str],
+        with_spark: bool,
+        with_mirrormaker: bool,
+        tagger: Tagger,
+        provider: aws.Provider,
+    ) -> None:
+        super().__init__(
+            "kafkakit:security:ClusterSecurityGroups",
+            f"{dc.name}-security-groups",
+            None,
+            pulumi.ResourceOptions(providers=[provider]),
+        )
+        self.dc = dc.name
+        self.tagger = tagger
+        self.opts = pulumi.ResourceOptions(parent=self, provider=provider)
+        wanted = ["zookeeper", "kafka"]
+        wanted += ["spark"] if with_spark else []
+        wanted += ["mirrormaker"] if with_mirrormaker else []
+        self.groups = {
+            g: aws.ec2.SecurityGroup(
+                f"{dc.name}-{g}-sg",
+                vpc_id=vpc_id,
+                description=f"kafkakit {dc.name} {g}",
+                revoke_rules_on_delete=True,
+                tags=tagger(f"{dc.name}-{g}-sg", DataCentre=dc.name, Role=g),
+                opts=self.opts,
+            )
+            for g in wanted
+        }
+        zk, kafka = self.source("zookeeper"), self.source("kafka")
+
+        self.allow("zookeeper", ports.ZOOKEEPER_CLIENT_TLS, [zk, kafka], "ZooKeeper TLS clients")
+        self.allow("zookeeper", ports.ZOOKEEPER_PEER, [zk], "ZooKeeper quorum")
+        self.allow("zookeeper", ports.ZOOKEEPER_ELECTION, [zk], "ZooKeeper leader election")
+
+        self.allow("kafka", ports.KAFKA_INTER_BROKER, [kafka], "inter-broker replication")
+        clients = [kafka]
+        clients += [Source(f"client{i}", cidr=c) for i, c in enumerate(cfg.client_cidrs)]
+        clients += [Source(f"clientsg{i}", group_id=g) for i, g in enumerate(dc.client_security_group_ids)]
+        if with_spark:
+            clients.append(self.source("spark"))
+        if with_mirrormaker:
+            clients.append(self.source("mirrormaker"))
+        self.allow("kafka", ports.KAFKA_CLIENT, clients, "Kafka SASL_SSL clients")
+
+        if with_spark:
+            spark = self.source("spark")
+            self.allow("spark", ports.SPARK_INTERNAL, [spark], "Spark master, workers, executors")
+            spark_clients = [Source(f"sparkclient{i}", cidr=c) for i, c in enumerate(cfg.spark.client_cidrs)]
+            for port in (ports.SPARK_MASTER, ports.SPARK_MASTER_UI, ports.SPARK_WORKER_UI):
+                self.allow("spark", port, spark_clients, "Spark clients")
+        if with_mirrormaker:
+            self.allow("mirrormaker", ports.MIRRORMAKER_REST, [self.source("mirrormaker")], "MM2 nodes")
+
+        admins = [Source(f"admin{i}", cidr=c) for i, c in enumerate(cfg.ssh.cidrs)]
+        for g in self.groups:
+            self.allow(g, ports.SSH, admins, "SSH from declared admin networks")
+            self._egress(g, dc.vpc_cidr, peer_cidrs)
+        self.register_outputs({g: sg.id for g, sg in self.groups.items()})
+
+    def source(self, group: str) -> Source:
+        return Source(group, group_id=self.groups[group].id)
+
+    def allow(
+        self,
+        group: str,
+        port: int | tuple[int, int],
+        sources: Sequence[Source],
+        description: str,
+    ) -> None:
+        """Ingress to `group` on `port` (or a (from, to) range) from each source."""
+        low, high = port if isinstance(port, tuple) else (port, port)
+        for src in sources:
+            name = f"{self.dc}-{group}-in-{low}-from-{src.label}"
+            aws.vpc.SecurityGroupIngressRule(
+                name,
+                security_group_id=self.groups[group].id,
+                ip_protocol="tcp",
+                from_port=low,
+                to_port=high,
+                referenced_security_group_id=src.group_id,
+                cidr_ipv4=src.cidr,
+                description=f"{description} ({src.label})",
+                tags=self.tagger(name, DataCentre=self.dc),
+                opts=self.opts,
+            )
+
+    def _egress(self, group: str, vpc_cidr: str, peer_cidrs: Sequence[str]) -> None:
+        sg = self.groups[group].id
+        for port in (ports.HTTPS, ports.HTTP):
+            name = f"{self.dc}-{group}-out-{port}"
+            aws.vpc.SecurityGroupEgressRule(
+                name,
+                security_group_id=sg,
+                ip_protocol="tcp",
+                from_port=port,
+                to_port=port,
+                cidr_ipv4="0.0.0.0/0",
+                description="packages, archives and AWS APIs",
+                tags=self.tagger(name, DataCentre=self.dc),
+                opts=self.opts,
+            )
+        for i, cidr in enumerate([vpc_cidr, *peer_cidrs]):
+            name = f"{self.dc}-{group}-out-vpc{i}"
+            aws.vpc.SecurityGroupEgressRule(
+                name,
+                security_group_id=sg,
+                ip_protocol="-1",
+                cidr_ipv4=cidr,
+                description="own and peered data centres",
+                tags=self.tagger(name, DataCentre=self.dc),
+                opts=self.opts,
+            )

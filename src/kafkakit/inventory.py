@@ -1,0 +1,160 @@
+"""The one inventory shape that the lab provisioner and the Pulumi outputs both produce.
+
+Groups: the component groups below plus one group per data centre. Host variables:
+`dc`, `kafka_rack` (= availability zone), `private_ip`, `private_dns`, `ansible_host`,
+and `broker_id` / `zookeeper_id` on the hosts of those groups.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kafkakit.topology import Cluster, Node, Topic, Topology
+
+COMPONENT_GROUPS = ("zookeeper", "kafka_broker", "mirrormaker", "spark_master", "spark_worker")
+
+
+@dataclass(frozen=True)
+class HostRecord:
+    name: str
+    dc: str
+    rack: str
+    private_ip: str
+    roles: tuple[str, ...]
+    private_dns: str = ""
+    ansible_host: str = ""
+    broker_id: int | None = None
+    zookeeper_id: int | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def hostvars(self) -> dict[str, Any]:
+        hv: dict[str, Any] = {
+            "ansible_host": self.ansible_host or self.private_ip,
+            "dc": self.dc,
+            "kafka_rack": self.rack,
+            "private_ip": self.private_ip,
+            "private_dns": self.private_dns or self.name,
+        }
+        if self.broker_id is not None:
+            hv["broker_id"] = self.broker_id
+        if self.zookeeper_id is not None:
+            hv["zookeeper_id"] = self.zookeeper_id
+        hv.update(self.extra)
+        return hv
+
+
+def build_inventory(hosts: Iterable[HostRecord], all_vars: Mapping[str, Any] | None = None) -> dict:
+    """An Ansible YAML inventory document for `hosts`."""
+    hosts = list(hosts)
+    unknown = {r for h in hosts for r in h.roles} - set(COMPONENT_GROUPS)
+    if unknown:
+        raise ValueError(f"unknown host role(s) {sorted(unknown)}; known: {COMPONENT_GROUPS}")
+    children: dict[str, dict] = {g: {"hosts": {}} for g in COMPONENT_GROUPS}
+    for h in hosts:
+        children.setdefault(h.dc, {"hosts": {}})["hosts"][h.name] = h.hostvars()
+        for role in h.roles:
+            children[role]["hosts"][h.name] = {}
+    doc: dict[str, Any] = {"all": {"children": children}}
+    if all_vars:
+        doc["all"]["vars"] = dict(all_vars)
+    return doc
+
+
+def _dc_hosts(groups: Mapping[str, list[str]], dc: str, group: str) -> list[str]:
+    members = set(groups.get(dc, []))
+    return [h for h in groups.get(group, []) if h in members]
+
+
+def data_centres(groups: Mapping[str, list[str]], hostvars: Mapping[str, Mapping]) -> list[str]:
+    """Data centre names, taken from the `dc` variable of every host, in first-seen order."""
+    seen: list[str] = []
+    for name in groups.get("all", []):
+        dc = hostvars.get(name, {}).get("dc")
+        if dc and dc not in seen:
+            seen.append(dc)
+    return seen
+
+
+def topology_from_inventory(
+    groups: Mapping[str, list[str]],
+    hostvars: Mapping[str, Mapping],
+    defaults: Mapping[str, Any],
+) -> Topology:
+    """The Topology an inventory describes. Per-DC settings come from any broker's hostvars,
+    falling back to `defaults` (the kafka_broker role defaults)."""
+
+    def setting(hosts: list[str], key: str, fallback: Any) -> Any:
+        for h in hosts:
+            if key in hostvars.get(h, {}):
+                return hostvars[h][key]
+        value = defaults.get(key)
+        return fallback if value is None else value
+
+    clusters = []
+    for dc in data_centres(groups, hostvars):
+        zks = _dc_hosts(groups, dc, "zookeeper")
+        brokers = _dc_hosts(groups, dc, "kafka_broker")
+        topics = [
+            Topic(
+                name=str(t["name"]),
+                partitions=int(t.get("partitions", 1)),
+                replication_factor=int(t.get("replication_factor", 3)),
+                consumers=int(t.get("consumers", 0)),
+            )
+            for t in setting(brokers, "kafka_topics", [])
+        ]
+        clusters.append(
+            Cluster(
+                name=dc,
+                zookeepers=[
+                    Node(
+                        h,
+                        int(hostvars[h].get("zookeeper_id", -1)),
+                        hostvars[h].get("kafka_rack", ""),
+                    )
+                    for h in zks
+                ],
+                brokers=[
+                    Node(h, int(hostvars[h].get("broker_id", -1)), hostvars[h].get("kafka_rack", "")) for h in brokers
+                ],
+                replication_factor=int(setting(brokers, "kafka_default_replication_factor", 3)),
+                min_insync_replicas=int(setting(brokers, "kafka_min_insync_replicas", 2)),
+                topics=topics,
+                min_ensemble=int(setting(zks, "zookeeper_min_ensemble", 3)),
+                metadata_mode=str(setting(brokers, "kafka_metadata_mode", "zookeeper")),
+            )
+        )
+    return Topology(clusters=clusters)
+
+
+REQUIRED_HOSTVARS = {
+    "all": ("dc", "kafka_rack", "private_ip"),
+    "kafka_broker": ("broker_id",),
+    "zookeeper": ("zookeeper_id",),
+}
+
+
+def missing_hostvars(groups: Mapping[str, list[str]], hostvars: Mapping[str, Mapping]) -> list[str]:
+    """One message per host that lacks a variable the roles need."""
+    errors = []
+    for group, keys in REQUIRED_HOSTVARS.items():
+        for host in groups.get(group, []):
+            hv = hostvars.get(host, {})
+            missing = [k for k in keys if hv.get(k) in (None, "")]
+            if missing:
+                errors.append(f"host {host} ({group}) is missing required variable(s) {missing}")
+    return errors
+
+
+def preflight_errors(
+    groups: Mapping[str, list[str]], hostvars: Mapping[str, Mapping], defaults: Mapping[str, Any]
+) -> list[str]:
+    """Everything the preflight refuses: missing variables first, then the topology rules."""
+    from kafkakit.topology import validate
+
+    missing = missing_hostvars(groups, hostvars)
+    if missing:
+        return missing
+    return validate(topology_from_inventory(groups, hostvars, defaults))

@@ -1,0 +1,121 @@
+"""Real producers and consumers (confluent-kafka) that account for every message."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartition
+
+
+@dataclass
+class Delivery:
+    key: str
+    seq: int
+    partition: int
+    offset: int
+
+
+@dataclass
+class ProduceReport:
+    sent: int = 0
+    acked: list[Delivery] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    longest_gap_s: float = 0.0
+
+
+def durable_producer(conf: dict[str, str], **extra: str) -> Producer:
+    """acks=all + idempotence: what the kit promises not to lose."""
+    return Producer({**conf, "acks": "all", "enable.idempotence": "true", "linger.ms": "5", **extra})
+
+
+def produce_sequence(
+    conf: dict[str, str],
+    topic: str,
+    count: int,
+    keys: Iterable[str] = ("k0",),
+    rate_per_s: float | None = None,
+    report: ProduceReport | None = None,
+) -> ProduceReport:
+    """Send `count` messages 'key:seq' round-robin over `keys`; wait for every delivery report.
+    Pass `report` to watch progress from another thread."""
+    keys = list(keys)
+    report = report if report is not None else ProduceReport()
+    last_ok = time.monotonic()
+
+    def on_delivery(err: KafkaError | None, msg: Message) -> None:
+        nonlocal last_ok
+        if err is not None:
+            report.failed.append(str(err))
+            return
+        now = time.monotonic()
+        report.longest_gap_s = max(report.longest_gap_s, now - last_ok)
+        last_ok = now
+        key, seq = msg.value().decode().split(":")
+        report.acked.append(Delivery(key, int(seq), msg.partition(), msg.offset()))
+
+    producer = durable_producer(conf, **{"delivery.timeout.ms": "120000"})
+    start = time.monotonic()
+    for seq in range(count):
+        key = keys[seq % len(keys)]
+        while True:
+            try:
+                producer.produce(topic, key=key, value=f"{key}:{seq}", on_delivery=on_delivery)
+                break
+            except BufferError:
+                producer.poll(0.1)
+        report.sent += 1
+        producer.poll(0)
+        if rate_per_s:
+            # Pace the load so a fault lands in the middle of it.
+            ahead = start + (seq + 1) / rate_per_s - time.monotonic()
+            if ahead > 0:
+                producer.poll(ahead)
+    remaining = producer.flush(180)
+    assert remaining == 0, f"{remaining} messages still in flight after 180 s"
+    return report
+
+
+def consumer(conf: dict[str, str], group: str | None = None, **extra: str) -> Consumer:
+    return Consumer(
+        {
+            **conf,
+            "group.id": group or f"test-{uuid.uuid4().hex[:8]}",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": "false",
+            "session.timeout.ms": "10000",
+            **extra,
+        }
+    )
+
+
+def consume(c: Consumer, expected: int, timeout: float = 60.0) -> list[Message]:
+    """Poll until `expected` messages arrived or `timeout` passed."""
+    got: list[Message] = []
+    deadline = time.monotonic() + timeout
+    while len(got) < expected and time.monotonic() < deadline:
+        msg = c.poll(0.5)
+        if msg is None:
+            continue
+        if msg.error():
+            if msg.error().code() == KafkaError._PARTITION_EOF:
+                continue
+            raise AssertionError(f"consumer error: {msg.error()}")
+        got.append(msg)
+    return got
+
+
+def read_all(conf: dict[str, str], topic: str, expected: int, timeout: float = 60.0) -> list[Message]:
+    """Every message of `topic` from the beginning, by an independent consumer."""
+    c = consumer(conf)
+    c.subscribe([topic])
+    try:
+        return consume(c, expected, timeout)
+    finally:
+        c.close()
+
+
+def assign_at(c: Consumer, topic: str, partitions: int, offset: int) -> None:
+    c.assign([TopicPartition(topic, p, offset) for p in range(partitions)])

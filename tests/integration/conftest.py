@@ -1,0 +1,75 @@
+"""Fixtures for tests against a running deployment (the lab after `make lab`)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Iterator
+
+import pytest
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from kafkakit.admin import admin_client, wait_healthy
+from tests.integration.lab import Lab
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "tests/integration" in str(item.fspath):
+            item.add_marker(pytest.mark.lab)
+
+
+@pytest.fixture(scope="session")
+def lab() -> Lab:
+    return Lab()
+
+
+@pytest.fixture(scope="session")
+def bootstrap(lab: Lab) -> str:
+    return lab.client_conf("dc1")["bootstrap.servers"]
+
+
+@pytest.fixture(scope="session")
+def client_conf(lab: Lab) -> dict[str, str]:
+    """librdkafka settings of dc1's admin principal, as written to build/lab/dc1/client.conf."""
+    return lab.client_conf("dc1")
+
+
+@pytest.fixture(scope="session")
+def admin(client_conf: dict[str, str]) -> AdminClient:
+    conf = dict(client_conf)
+    return admin_client(conf.pop("bootstrap.servers"), conf)
+
+
+@pytest.fixture
+def new_topic(admin: AdminClient) -> Iterator[Callable[..., str]]:
+    """Create uniquely named topics for one test; deleted afterwards."""
+    made: list[str] = []
+
+    def make(partitions: int = 6, replication_factor: int = 3, **configs: str) -> str:
+        name = f"test-{uuid.uuid4().hex[:10]}"
+        topic = NewTopic(name, partitions, replication_factor, config=configs)
+        admin.create_topics([topic])[name].result(timeout=30)
+        made.append(name)
+        # Wait until every partition has a leader so the first produce does not race creation.
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            meta = admin.list_topics(topic=name, timeout=10).topics[name]
+            if meta.error is None and all(p.leader >= 0 for p in meta.partitions.values()):
+                break
+            time.sleep(0.2)
+        return name
+
+    yield make
+    if made:
+        for f in admin.delete_topics(made).values():
+            f.result(timeout=30)
+
+
+@pytest.fixture
+def healthy_after(lab: Lab, admin: AdminClient) -> Iterator[None]:
+    """A fault test leaves the cluster as it found it: every broker back, nothing under-replicated."""
+    yield
+    ids = [b.broker_id for b in lab.brokers("dc1")]
+    health = wait_healthy(admin, ids, timeout=300)
+    assert health.healthy(ids), f"cluster did not recover: {health.as_dict()}"

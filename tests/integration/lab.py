@@ -1,0 +1,87 @@
+"""What the tests know about a deployment: read from the inventory and the client configs
+that `make lab` (or site.yml against any inventory) wrote, never hard-coded."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import testinfra
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+INVENTORY = Path(os.environ.get("KAFKAKIT_INVENTORY", ROOT / "build/lab/hosts.yml"))
+# What playbooks get as -i: the inventory directory, with its group_vars.
+ANSIBLE_INVENTORY = Path(os.environ.get("KAFKAKIT_ANSIBLE_INVENTORY", ROOT / "inventories/local"))
+CLIENT_DIR = Path(os.environ.get("KAFKAKIT_CLIENT_DIR", ROOT / "build/lab"))
+
+
+def read_client_conf(path: Path) -> dict[str, str]:
+    conf = {}
+    for line in path.read_text().splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            key, _, value = line.partition("=")
+            conf[key.strip()] = value.strip()
+    return conf
+
+
+@dataclass(frozen=True)
+class Host:
+    name: str
+    dc: str
+    ip: str
+    rack: str
+    broker_id: int | None
+    zookeeper_id: int | None
+
+
+class Lab:
+    def __init__(self, inventory: Path = INVENTORY) -> None:
+        if not inventory.exists():
+            raise FileNotFoundError(f"{inventory} is missing: run `make lab` first")
+        self.doc = yaml.safe_load(inventory.read_text())
+
+    @cached_property
+    def groups(self) -> dict[str, list[str]]:
+        children = self.doc["all"]["children"]
+        return {g: list((body or {}).get("hosts") or {}) for g, body in children.items()}
+
+    @cached_property
+    def hosts(self) -> dict[str, Host]:
+        out = {}
+        for group, names in self.groups.items():
+            for name in names:
+                hv = self.doc["all"]["children"][group]["hosts"][name] or {}
+                if "dc" in hv:
+                    out[name] = Host(
+                        name,
+                        hv["dc"],
+                        hv["private_ip"],
+                        hv["kafka_rack"],
+                        hv.get("broker_id"),
+                        hv.get("zookeeper_id"),
+                    )
+        return out
+
+    def members(self, group: str, dc: str) -> list[Host]:
+        return [self.hosts[n] for n in self.groups.get(group, []) if self.hosts[n].dc == dc]
+
+    def brokers(self, dc: str = "dc1") -> list[Host]:
+        return self.members("kafka_broker", dc)
+
+    def zookeepers(self, dc: str = "dc1") -> list[Host]:
+        return self.members("zookeeper", dc)
+
+    def broker_by_id(self, broker_id: int, dc: str = "dc1") -> Host:
+        return next(b for b in self.brokers(dc) if b.broker_id == broker_id)
+
+    def client_conf(self, dc: str = "dc1") -> dict[str, str]:
+        return read_client_conf(CLIENT_DIR / dc / "client.conf")
+
+    def testinfra(self, host: Host | str):  # noqa: ANN201 - testinfra.host.Host
+        """A testinfra host reached the way Ansible reaches it (the inventory's connection)."""
+        name = host if isinstance(host, str) else host.name
+        return testinfra.get_host(f"ansible://{name}", ansible_inventory=str(INVENTORY))

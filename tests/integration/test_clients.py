@@ -1,0 +1,114 @@
+"""Real clients against dc1: partitioning, ordering, groups, offsets, rack placement."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, TopicPartition
+
+from tests.integration.clients import assign_at, consume, consumer, produce_sequence, read_all
+
+
+def test_keyed_messages_keep_their_partition_and_order(client_conf, new_topic):
+    topic = new_topic(partitions=6)
+    keys = [f"user-{i}" for i in range(12)]
+    report = produce_sequence(client_conf, topic, 600, keys=keys)
+    assert not report.failed and len(report.acked) == 600
+
+    partition_of = {d.key: d.partition for d in report.acked}
+    assert all(d.partition == partition_of[d.key] for d in report.acked)
+    assert len(set(partition_of.values())) > 1, "12 keys all hashed to one partition"
+
+    got = read_all(client_conf, topic, 600)
+    assert len(got) == 600
+    seqs_by_key: dict[str, list[int]] = defaultdict(list)
+    for m in got:
+        key, seq = m.value().decode().split(":")
+        assert m.partition() == partition_of[key]
+        seqs_by_key[key].append(int(seq))
+    for key, seqs in seqs_by_key.items():
+        assert seqs == sorted(seqs), f"{key} arrived out of order"
+
+
+def test_a_group_of_two_splits_six_partitions(client_conf, new_topic):
+    topic = new_topic(partitions=6)
+    produce_sequence(client_conf, topic, 60, keys=[f"k{i}" for i in range(30)])
+    group = f"split-{topic}"
+    a, b = consumer(client_conf, group), consumer(client_conf, group)
+    a.subscribe([topic])
+    b.subscribe([topic])
+    try:
+        got_a, got_b = [], []
+        for _ in range(60):
+            got_a += consume(a, 60, timeout=0.5)
+            got_b += consume(b, 60, timeout=0.5)
+            if len(a.assignment()) + len(b.assignment()) == 6 and len(got_a) + len(got_b) >= 60:
+                break
+        parts_a = {tp.partition for tp in a.assignment()}
+        parts_b = {tp.partition for tp in b.assignment()}
+        assert len(parts_a) == 3 and len(parts_b) == 3
+        assert parts_a.isdisjoint(parts_b)
+        assert {m.partition() for m in got_a} <= parts_a
+        assert {m.partition() for m in got_b} <= parts_b
+    finally:
+        a.close()
+        b.close()
+
+
+def test_committed_offsets_survive_a_consumer_restart(client_conf, new_topic):
+    topic = new_topic(partitions=1)
+    produce_sequence(client_conf, topic, 100)
+    group = f"resume-{topic}"
+    first = consumer(client_conf, group)
+    first.subscribe([topic])
+    got = consume(first, 40)
+    assert len(got) >= 40
+    first.commit(message=got[39], asynchronous=False)
+    first.close()
+
+    second = consumer(client_conf, group)
+    second.subscribe([topic])
+    rest = consume(second, 60)
+    second.close()
+    assert [m.offset() for m in rest] == list(range(40, 100))
+
+
+def test_new_consumers_start_from_earliest_latest_or_an_offset(client_conf, new_topic):
+    topic = new_topic(partitions=1)
+    produce_sequence(client_conf, topic, 50)
+
+    earliest = consumer(client_conf)
+    assign_at(earliest, topic, 1, OFFSET_BEGINNING)
+    assert consume(earliest, 1)[0].offset() == 0
+    earliest.close()
+
+    at_30 = consumer(client_conf)
+    assign_at(at_30, topic, 1, 30)
+    assert [m.offset() for m in consume(at_30, 20)] == list(range(30, 50))
+    at_30.close()
+
+    latest = consumer(client_conf, **{"auto.offset.reset": "latest"})
+    latest.assign([TopicPartition(topic, 0, OFFSET_END)])
+    assert consume(latest, 1, timeout=3) == []
+    # Only what is produced after it started reaches a consumer at the end.
+    produce_sequence(client_conf, topic, 5)
+    fresh = consume(latest, 5, timeout=30)
+    latest.close()
+    assert [m.offset() for m in fresh] == list(range(50, 55))
+
+
+def test_rf3_replicas_sit_on_three_racks(lab, admin, new_topic):
+    topic = new_topic(partitions=6, replication_factor=3)
+    rack_of = {b.broker_id: b.rack for b in lab.brokers("dc1")}
+    meta = admin.list_topics(topic=topic, timeout=10).topics[topic]
+    for p in meta.partitions.values():
+        racks = {rack_of[r] for r in p.replicas}
+        assert len(racks) == 3, f"partition {p.id} replicas {p.replicas} on racks {racks}"
+
+
+def test_declared_topics_exist_as_declared(admin):
+    """inventories/local/group_vars/dc1.yml declares these; site.yml created them."""
+    meta = admin.list_topics(timeout=10).topics
+    assert len(meta["orders"].partitions) == 6
+    assert len(meta["payments"].partitions) == 3
+    assert {len(p.replicas) for p in meta["orders"].partitions.values()} == {3}

@@ -1,0 +1,36 @@
+"""A second site.yml run on a deployed lab changes nothing (and --check agrees)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+
+from tests.integration.lab import ANSIBLE_INVENTORY, ROOT
+
+
+def run_site(*extra: str) -> str:
+    env = {**os.environ, "ANSIBLE_CONFIG": "ansible.cfg", "ANSIBLE_NOCOLOR": "1"}
+    proc = subprocess.run(
+        ["ansible-playbook", "-i", str(ANSIBLE_INVENTORY), "site.yml", *extra],
+        cwd=ROOT / "ansible",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    return proc.stdout
+
+
+def recap(output: str) -> dict[str, dict[str, int]]:
+    rows = re.findall(r"^(\S+)\s+: (ok=.*)$", output, re.M)
+    return {host: {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", stats)} for host, stats in rows}
+
+
+def test_second_site_run_reports_no_change():
+    stats = recap(run_site())
+    assert stats, "no PLAY RECAP found"
+    changed = {h: s["changed"] for h, s in stats.items() if s["changed"]}
+    assert changed == {}, f"hosts reporting changes on a no-op run: {changed}"
+    assert all(s["failed"] == 0 and s["unreachable"] == 0 for s in stats.values())

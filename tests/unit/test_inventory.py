@@ -1,0 +1,321 @@
+"""kafkakit.inventory: the one inventory shape, and reading a Topology back out of it."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafkakit.inventory import (
+    COMPONENT_GROUPS,
+    HostRecord,
+    build_inventory,
+    missing_hostvars,
+    preflight_errors,
+    topology_from_inventory,
+)
+from kafkakit.topology import Node, Topic
+
+DEFAULTS = {
+    "kafka_default_replication_factor": 3,
+    "kafka_min_insync_replicas": 2,
+    "zookeeper_min_ensemble": 3,
+}
+
+
+def lab_hosts() -> list[HostRecord]:
+    """The lab's layout (ansible/lab/lab-config.yml) plus a MirrorMaker and Spark hosts."""
+    zk_kafka = ("zookeeper", "kafka_broker")
+    return [
+        HostRecord("dc1-kafka1", "dc1", "dc1-az1", "10.0.0.11", zk_kafka, broker_id=1, zookeeper_id=1),
+        HostRecord("dc1-kafka2", "dc1", "dc1-az2", "10.0.0.12", zk_kafka, broker_id=2, zookeeper_id=2),
+        HostRecord("dc1-kafka3", "dc1", "dc1-az3", "10.0.0.13", zk_kafka, broker_id=3, zookeeper_id=3),
+        HostRecord("dc2-kafka1", "dc2", "dc2-az1", "10.0.0.21", zk_kafka, broker_id=1, zookeeper_id=1),
+        HostRecord("dc2-kafka2", "dc2", "dc2-az2", "10.0.0.22", ("kafka_broker",), broker_id=2),
+        HostRecord("dc2-mm2", "dc2", "dc2-az1", "10.0.0.23", ("mirrormaker",)),
+        HostRecord("spark1", "dc1", "dc1-az1", "10.0.0.31", ("spark_master", "spark_worker")),
+    ]
+
+
+def as_play_view(doc: dict) -> tuple[dict[str, list[str]], dict[str, dict]]:
+    """What Ansible's `groups` and `hostvars` would hold for an inventory document
+    (host vars only; group vars are passed in per test)."""
+    children = doc["all"]["children"]
+    groups = {name: list(group["hosts"]) for name, group in children.items()}
+    all_hosts: list[str] = []
+    hostvars: dict[str, dict] = {}
+    for group in children.values():
+        for host, hv in group["hosts"].items():
+            if host not in all_hosts:
+                all_hosts.append(host)
+            hostvars.setdefault(host, {}).update(hv)
+    groups["all"] = all_hosts
+    return groups, hostvars
+
+
+# --- build_inventory -------------------------------------------------------------------------
+
+
+def test_build_inventory_groups_are_the_components_plus_one_per_dc():
+    doc = build_inventory(lab_hosts())
+    children = doc["all"]["children"]
+    assert set(children) == set(COMPONENT_GROUPS) | {"dc1", "dc2"}
+    assert set(COMPONENT_GROUPS) == {
+        "zookeeper",
+        "kafka_broker",
+        "mirrormaker",
+        "spark_master",
+        "spark_worker",
+    }
+    assert list(children["zookeeper"]["hosts"]) == [
+        "dc1-kafka1",
+        "dc1-kafka2",
+        "dc1-kafka3",
+        "dc2-kafka1",
+    ]
+    assert list(children["kafka_broker"]["hosts"]) == [
+        "dc1-kafka1",
+        "dc1-kafka2",
+        "dc1-kafka3",
+        "dc2-kafka1",
+        "dc2-kafka2",
+    ]
+    assert list(children["mirrormaker"]["hosts"]) == ["dc2-mm2"]
+    assert list(children["spark_master"]["hosts"]) == ["spark1"]
+    assert list(children["spark_worker"]["hosts"]) == ["spark1"]
+    assert list(children["dc1"]["hosts"]) == ["dc1-kafka1", "dc1-kafka2", "dc1-kafka3", "spark1"]
+    assert list(children["dc2"]["hosts"]) == ["dc2-kafka1", "dc2-kafka2", "dc2-mm2"]
+    assert "vars" not in doc["all"]
+
+
+def test_build_inventory_puts_hostvars_on_the_dc_group_only():
+    children = build_inventory(lab_hosts())["all"]["children"]
+    assert children["dc1"]["hosts"]["dc1-kafka1"] == {
+        "ansible_host": "10.0.0.11",
+        "dc": "dc1",
+        "kafka_rack": "dc1-az1",
+        "private_ip": "10.0.0.11",
+        "private_dns": "dc1-kafka1",
+        "broker_id": 1,
+        "zookeeper_id": 1,
+    }
+    # Hosts outside kafka_broker/zookeeper carry no ids.
+    assert children["dc2"]["hosts"]["dc2-mm2"] == {
+        "ansible_host": "10.0.0.23",
+        "dc": "dc2",
+        "kafka_rack": "dc2-az1",
+        "private_ip": "10.0.0.23",
+        "private_dns": "dc2-mm2",
+    }
+    assert "zookeeper_id" not in children["dc2"]["hosts"]["dc2-kafka2"]
+    for group in COMPONENT_GROUPS:
+        assert all(hv == {} for hv in children[group]["hosts"].values()), group
+
+
+def test_build_inventory_empty_component_groups_still_exist():
+    host = HostRecord("solo", "dc1", "az1", "10.0.0.1", ("kafka_broker",), broker_id=0)
+    children = build_inventory([host])["all"]["children"]
+    for group in ("zookeeper", "mirrormaker", "spark_master", "spark_worker"):
+        assert children[group] == {"hosts": {}}
+    # broker_id 0 is a real id, not "missing".
+    assert children["dc1"]["hosts"]["solo"]["broker_id"] == 0
+
+
+def test_build_inventory_explicit_dns_host_extra_and_all_vars():
+    host = HostRecord(
+        "k1",
+        "dc1",
+        "az1",
+        "10.0.0.1",
+        ("kafka_broker",),
+        private_dns="ip-10-0-0-1.internal",
+        ansible_host="203.0.113.7",
+        broker_id=1,
+        extra={"kafka_heap": "1g"},
+    )
+    doc = build_inventory([host], {"ansible_user": "ubuntu"})
+    hv = doc["all"]["children"]["dc1"]["hosts"]["k1"]
+    assert hv["ansible_host"] == "203.0.113.7"
+    assert hv["private_dns"] == "ip-10-0-0-1.internal"
+    assert hv["kafka_heap"] == "1g"
+    assert doc["all"]["vars"] == {"ansible_user": "ubuntu"}
+
+
+def test_build_inventory_refuses_an_unknown_role():
+    hosts = [
+        *lab_hosts(),
+        HostRecord("x", "dc1", "az1", "10.0.0.9", ("kafka_broker", "schema_registry")),
+    ]
+    with pytest.raises(ValueError, match=r"unknown host role\(s\) \['schema_registry'\]"):
+        build_inventory(hosts)
+
+
+# --- topology_from_inventory -----------------------------------------------------------------
+
+
+def test_topology_from_inventory_reads_nodes_per_dc():
+    groups, hostvars = as_play_view(build_inventory(lab_hosts()))
+    topo = topology_from_inventory(groups, hostvars, DEFAULTS)
+    assert [c.name for c in topo.clusters] == ["dc1", "dc2"]
+    dc1, dc2 = topo.clusters
+    assert dc1.brokers == [
+        Node("dc1-kafka1", 1, "dc1-az1"),
+        Node("dc1-kafka2", 2, "dc1-az2"),
+        Node("dc1-kafka3", 3, "dc1-az3"),
+    ]
+    assert dc1.zookeepers == dc1.brokers
+    assert dc2.brokers == [Node("dc2-kafka1", 1, "dc2-az1"), Node("dc2-kafka2", 2, "dc2-az2")]
+    assert dc2.zookeepers == [Node("dc2-kafka1", 1, "dc2-az1")]
+
+
+def test_topology_from_inventory_falls_back_to_defaults():
+    groups, hostvars = as_play_view(build_inventory(lab_hosts()))
+    defaults = {
+        "kafka_default_replication_factor": 5,
+        "kafka_min_insync_replicas": 4,
+        "zookeeper_min_ensemble": 7,
+        "kafka_metadata_mode": "kraft",
+    }
+    for c in topology_from_inventory(groups, hostvars, defaults).clusters:
+        assert (c.replication_factor, c.min_insync_replicas, c.min_ensemble) == (5, 4, 7), c.name
+        assert c.metadata_mode == "kraft"
+        assert c.topics == []
+
+
+def test_topology_from_inventory_builtin_fallbacks_without_defaults():
+    groups, hostvars = as_play_view(build_inventory(lab_hosts()))
+    c = topology_from_inventory(groups, hostvars, {}).clusters[0]
+    assert (c.replication_factor, c.min_insync_replicas, c.min_ensemble) == (3, 2, 3)
+    assert c.metadata_mode == "zookeeper"
+
+
+def test_topology_from_inventory_per_dc_settings_override_defaults():
+    groups, hostvars = as_play_view(build_inventory(lab_hosts()))
+    # dc2's group vars, as inventories/local/group_vars/dc2.yml sets them.
+    dc2_vars = {
+        "zookeeper_min_ensemble": 1,
+        "kafka_default_replication_factor": 2,
+        "kafka_min_insync_replicas": 1,
+    }
+    for host in groups["dc2"]:
+        hostvars[host].update(dc2_vars)
+    dc1_topics = [
+        {"name": "orders", "partitions": 6, "replication_factor": 3, "consumers": 2},
+        {"name": "payments", "partitions": "3"},
+    ]
+    for host in groups["dc1"]:
+        hostvars[host]["kafka_topics"] = dc1_topics
+    dc1, dc2 = topology_from_inventory(groups, hostvars, DEFAULTS).clusters
+    assert (dc1.replication_factor, dc1.min_insync_replicas, dc1.min_ensemble) == (3, 2, 3)
+    assert (dc2.replication_factor, dc2.min_insync_replicas, dc2.min_ensemble) == (2, 1, 1)
+    assert dc1.topics == [Topic("orders", 6, 3, 2), Topic("payments", 3, 3, 0)]
+    assert dc2.topics == []
+
+
+def test_topology_from_inventory_setting_comes_from_any_broker_of_the_dc():
+    groups, hostvars = as_play_view(build_inventory(lab_hosts()))
+    hostvars["dc1-kafka3"]["kafka_min_insync_replicas"] = 1
+    hostvars["dc2-kafka1"]["kafka_metadata_mode"] = "kraft"
+    dc1, dc2 = topology_from_inventory(groups, hostvars, DEFAULTS).clusters
+    assert dc1.min_insync_replicas == 1
+    assert dc1.metadata_mode == "zookeeper"
+    assert dc2.min_insync_replicas == 2
+    assert dc2.metadata_mode == "kraft"
+
+
+def test_topology_from_inventory_preserves_group_order():
+    groups, hostvars = as_play_view(build_inventory(lab_hosts()))
+    groups["kafka_broker"] = ["dc2-kafka2", "dc1-kafka3", "dc1-kafka1", "dc2-kafka1", "dc1-kafka2"]
+    groups["zookeeper"] = ["dc1-kafka2", "dc1-kafka3", "dc2-kafka1", "dc1-kafka1"]
+    groups["all"] = [
+        "dc2-mm2",
+        "dc2-kafka1",
+        *[h for h in groups["all"] if not h.startswith("dc2")],
+    ]
+    dc2, dc1 = topology_from_inventory(groups, hostvars, DEFAULTS).clusters
+    assert (dc2.name, dc1.name) == ("dc2", "dc1")
+    assert [b.host for b in dc1.brokers] == ["dc1-kafka3", "dc1-kafka1", "dc1-kafka2"]
+    assert [b.host for b in dc2.brokers] == ["dc2-kafka2", "dc2-kafka1"]
+    assert [z.host for z in dc1.zookeepers] == ["dc1-kafka2", "dc1-kafka3", "dc1-kafka1"]
+
+
+def test_topology_from_inventory_uses_dc_group_membership():
+    groups, hostvars = as_play_view(build_inventory(lab_hosts()))
+    # A broker listed in kafka_broker but not in its dc group is not part of that cluster.
+    groups["dc1"].remove("dc1-kafka3")
+    dc1 = topology_from_inventory(groups, hostvars, DEFAULTS).clusters[0]
+    assert [b.host for b in dc1.brokers] == ["dc1-kafka1", "dc1-kafka2"]
+
+
+def test_topology_from_inventory_keeps_an_explicit_zero():
+    groups, hostvars = as_play_view(build_inventory(lab_hosts()))
+    for host in groups["dc1"]:
+        hostvars[host]["kafka_min_insync_replicas"] = 0
+    dc1 = topology_from_inventory(groups, hostvars, DEFAULTS).clusters[0]
+    assert dc1.min_insync_replicas == 0
+
+
+# --- missing_hostvars / preflight_errors -----------------------------------------------------
+
+
+def test_missing_hostvars_none_on_a_complete_inventory():
+    groups, hostvars = as_play_view(build_inventory(lab_hosts()))
+    assert missing_hostvars(groups, hostvars) == []
+
+
+def test_missing_hostvars_names_host_group_and_variables():
+    groups, hostvars = as_play_view(build_inventory(lab_hosts()))
+    del hostvars["dc1-kafka2"]["broker_id"]
+    del hostvars["dc1-kafka3"]["zookeeper_id"]
+    hostvars["dc2-mm2"]["kafka_rack"] = ""
+    del hostvars["dc2-mm2"]["private_ip"]
+    hostvars["dc2-kafka2"]["dc"] = None
+    assert missing_hostvars(groups, hostvars) == [
+        "host dc2-kafka2 (all) is missing required variable(s) ['dc']",
+        "host dc2-mm2 (all) is missing required variable(s) ['kafka_rack', 'private_ip']",
+        "host dc1-kafka2 (kafka_broker) is missing required variable(s) ['broker_id']",
+        "host dc1-kafka3 (zookeeper) is missing required variable(s) ['zookeeper_id']",
+    ]
+
+
+def test_missing_hostvars_host_without_any_vars():
+    groups = {"all": ["ghost"], "kafka_broker": ["ghost"]}
+    assert missing_hostvars(groups, {}) == [
+        "host ghost (all) is missing required variable(s) ['dc', 'kafka_rack', 'private_ip']",
+        "host ghost (kafka_broker) is missing required variable(s) ['broker_id']",
+    ]
+
+
+def test_missing_hostvars_zero_ids_are_present():
+    groups, hostvars = as_play_view(build_inventory(lab_hosts()))
+    hostvars["dc1-kafka1"]["broker_id"] = 0
+    assert missing_hostvars(groups, hostvars) == []
+
+
+def test_preflight_errors_valid_lab_inventory():
+    groups, hostvars = as_play_view(build_inventory(lab_hosts()))
+    for host in groups["dc2"]:
+        hostvars[host].update(
+            zookeeper_min_ensemble=1,
+            kafka_default_replication_factor=2,
+            kafka_min_insync_replicas=1,
+        )
+    assert preflight_errors(groups, hostvars, DEFAULTS) == []
+
+
+def test_preflight_errors_reports_topology_rules_with_their_dc():
+    # Without dc2's scaled-down group vars, the small DR site breaks the production rules.
+    groups, hostvars = as_play_view(build_inventory(lab_hosts()))
+    assert preflight_errors(groups, hostvars, DEFAULTS) == [
+        "dc2: the ZooKeeper ensemble has 1 server(s); at least 3 are needed",
+        "dc2: default replication factor 3 is above the broker count 2",
+        "dc2: 2 rack(s) ['dc2-az1', 'dc2-az2'] cannot hold replication factor 3; each replica needs its own rack",
+    ]
+
+
+def test_preflight_errors_returns_missing_variables_first_and_only():
+    groups, hostvars = as_play_view(build_inventory(lab_hosts()))
+    del hostvars["dc2-kafka2"]["broker_id"]
+    # dc2 also breaks topology rules (see above), but a missing variable stops there:
+    # the topology read from an incomplete inventory would only produce noise.
+    assert preflight_errors(groups, hostvars, DEFAULTS) == [
+        "host dc2-kafka2 (kafka_broker) is missing required variable(s) ['broker_id']"
+    ]

@@ -1,0 +1,175 @@
+"""ansible/preflight.yml end to end: the real playbook, filter plugin and role defaults.
+
+Each case loads fixtures/preflight_good.yml (the lab's inventory shape), breaks one rule,
+writes the copy to tmp_path and runs `ansible-playbook -i <copy> preflight.yml` from ansible/.
+The preflight only runs on localhost, so the fixture hosts are never contacted.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+ANSIBLE_DIR = REPO / "ansible"
+GOOD = Path(__file__).parent / "fixtures" / "preflight_good.yml"
+ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
+
+Inventory = dict
+Mutation = Callable[[Inventory], None]
+
+
+def group(inv: Inventory, name: str) -> dict:
+    return inv["all"]["children"][name]
+
+
+def host(inv: Inventory, name: str) -> dict:
+    dc = name.split("-", 1)[0]
+    return group(inv, dc)["hosts"][name]
+
+
+def run_preflight(inv: Inventory, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    path = tmp_path / "hosts.yml"
+    path.write_text(yaml.safe_dump(inv, sort_keys=False))
+    env = {
+        **os.environ,
+        "ANSIBLE_CONFIG": "ansible.cfg",
+        "ANSIBLE_NOCOLOR": "1",
+        "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-tmp"),
+    }
+    env.pop("ANSIBLE_FORCE_COLOR", None)
+    return subprocess.run(
+        [str(ANSIBLE_PLAYBOOK), "-i", str(path), "preflight.yml"],
+        cwd=ANSIBLE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def failure_msg(stdout: str) -> object:
+    """The `msg` of the failed task, parsed from the yaml result format (ansible.cfg)."""
+    lines = stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if "FAILED! =>" in line)
+    block = []
+    for line in lines[start + 1 :]:
+        if not line.strip():
+            break
+        block.append(line)
+    return yaml.safe_load(textwrap.dedent("\n".join(block)))["msg"]
+
+
+@pytest.fixture(scope="module")
+def good() -> Inventory:
+    return yaml.safe_load(GOOD.read_text())
+
+
+def test_good_inventory_passes(good, tmp_path):
+    done = run_preflight(good, tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "failed=0" in done.stdout
+    assert "skipping: [localhost]" in done.stdout  # the "Refuse the inventory" task
+
+
+def add_even_zookeeper(inv: Inventory) -> None:
+    group(inv, "dc1")["hosts"]["dc1-zk4"] = {
+        "dc": "dc1",
+        "kafka_rack": "dc1-az1",
+        "private_ip": "10.99.0.14",
+        "zookeeper_id": 4,
+    }
+    group(inv, "zookeeper")["hosts"]["dc1-zk4"] = {}
+
+
+def duplicate_broker_id(inv: Inventory) -> None:
+    host(inv, "dc1-kafka3")["broker_id"] = 1
+
+
+def rf_above_brokers(inv: Inventory) -> None:
+    group(inv, "dc2")["vars"]["kafka_default_replication_factor"] = 3
+
+
+def fewer_racks_than_rf(inv: Inventory) -> None:
+    host(inv, "dc1-kafka3")["kafka_rack"] = "dc1-az1"
+
+
+def min_isr_equal_to_rf(inv: Inventory) -> None:
+    group(inv, "dc1")["vars"]["kafka_min_insync_replicas"] = 3
+
+
+def topic_fewer_partitions_than_consumers(inv: Inventory) -> None:
+    group(inv, "dc1")["vars"]["kafka_topics"].append(
+        {"name": "clicks", "partitions": 2, "replication_factor": 3, "consumers": 4}
+    )
+
+
+def broker_without_id(inv: Inventory) -> None:
+    del host(inv, "dc2-kafka2")["broker_id"]
+    # A broken topology rule too: missing variables are reported alone, first.
+    host(inv, "dc1-kafka3")["broker_id"] = 1
+
+
+def no_brokers(inv: Inventory) -> None:
+    group(inv, "kafka_broker")["hosts"] = {}
+
+
+BROKEN = {
+    "even-ensemble": (
+        add_even_zookeeper,
+        [
+            "dc1: the ZooKeeper ensemble has an even number of servers (4); "
+            "use an odd number so a majority survives a split"
+        ],
+    ),
+    "duplicate-broker-id": (duplicate_broker_id, ["dc1: duplicate broker_id [1]"]),
+    "rf-above-brokers": (
+        rf_above_brokers,
+        [
+            "dc2: default replication factor 3 is above the broker count 2",
+            "dc2: 2 rack(s) ['dc2-az1', 'dc2-az2'] cannot hold replication factor 3; each replica needs its own rack",
+        ],
+    ),
+    "fewer-racks-than-rf": (
+        fewer_racks_than_rf,
+        ["dc1: 2 rack(s) ['dc1-az1', 'dc1-az2'] cannot hold replication factor 3; each replica needs its own rack"],
+    ),
+    "min-isr-not-below-rf": (
+        min_isr_equal_to_rf,
+        [
+            "dc1: min.insync.replicas=3 must be below the replication factor 3, "
+            "or one broker down stops every acks=all producer"
+        ],
+    ),
+    "partitions-below-consumers": (
+        topic_fewer_partitions_than_consumers,
+        ["dc1: topic clicks has 2 partition(s) for 4 declared consumers; the extra consumers would sit idle"],
+    ),
+    "missing-broker-id": (
+        broker_without_id,
+        ["host dc2-kafka2 (kafka_broker) is missing required variable(s) ['broker_id']"],
+    ),
+    "no-brokers": (
+        no_brokers,
+        "the inventory has no kafka_broker hosts: is it the right inventory (-i)?",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(BROKEN))
+def test_broken_inventory_is_refused_with_its_message(case, good, tmp_path):
+    mutate, expected = BROKEN[case]
+    inv = copy.deepcopy(good)
+    mutate(inv)
+    done = run_preflight(inv, tmp_path)
+    assert done.returncode != 0, done.stdout
+    assert failure_msg(done.stdout) == expected, done.stdout
