@@ -15,7 +15,7 @@ echo "image: debootstrap bookworm into $root" >&2
 debootstrap --variant=minbase bookworm "$root" "$mirror" >&2
 packages=(systemd systemd-sysv dbus openjdk-17-jre-headless python3 python3-apt
   procps iproute2 iputils-ping netcat-openbsd ca-certificates e2fsprogs fscrypt less
-  openssh-server)
+  openssh-server python3-cryptography openssl)
 mount -t proc proc "$root/proc"
 echo "image: installing ${packages[*]}" >&2
 chroot "$root" /usr/bin/env DEBIAN_FRONTEND=noninteractive apt-get -qq update >&2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from collections.abc import Iterable
@@ -38,9 +39,11 @@ def produce_sequence(
     keys: Iterable[str] = ("k0",),
     rate_per_s: float | None = None,
     report: ProduceReport | None = None,
+    stop: threading.Event | None = None,
+    first_seq: int = 0,
 ) -> ProduceReport:
-    """Send `count` messages 'key:seq' round-robin over `keys`; wait for every delivery report.
-    Pass `report` to watch progress from another thread."""
+    """Send up to `count` messages 'key:seq' round-robin over `keys` (fewer if `stop` is set);
+    wait for every delivery report. Pass `report` to watch progress from another thread."""
     keys = list(keys)
     report = report if report is not None else ProduceReport()
     last_ok = time.monotonic()
@@ -58,7 +61,9 @@ def produce_sequence(
 
     producer = durable_producer(conf, **{"delivery.timeout.ms": "120000"})
     start = time.monotonic()
-    for seq in range(count):
+    for seq in range(first_seq, first_seq + count):
+        if stop is not None and stop.is_set():
+            break
         key = keys[seq % len(keys)]
         while True:
             try:
@@ -70,7 +75,7 @@ def produce_sequence(
         producer.poll(0)
         if rate_per_s:
             # Pace the load so a fault lands in the middle of it.
-            ahead = start + (seq + 1) / rate_per_s - time.monotonic()
+            ahead = start + (seq - first_seq + 1) / rate_per_s - time.monotonic()
             if ahead > 0:
                 producer.poll(ahead)
     remaining = producer.flush(180)

@@ -35,18 +35,24 @@ def client_conf(lab: Lab) -> dict[str, str]:
     return lab.client_conf("dc1")
 
 
-@pytest.fixture(scope="session")
-def admin(client_conf: dict[str, str]) -> AdminClient:
+def fresh_admin(client_conf: dict[str, str]) -> AdminClient:
+    """A new admin client: a client reads its CA bundle once, and the CA rotation test changes it."""
     conf = dict(client_conf)
     return admin_client(conf.pop("bootstrap.servers"), conf)
 
 
 @pytest.fixture
-def new_topic(admin: AdminClient) -> Iterator[Callable[..., str]]:
+def admin(client_conf: dict[str, str]) -> AdminClient:
+    return fresh_admin(client_conf)
+
+
+@pytest.fixture
+def new_topic(client_conf: dict[str, str]) -> Iterator[Callable[..., str]]:
     """Create uniquely named topics for one test; deleted afterwards."""
     made: list[str] = []
 
     def make(partitions: int = 6, replication_factor: int = 3, **configs: str) -> str:
+        admin = fresh_admin(client_conf)
         name = f"test-{uuid.uuid4().hex[:10]}"
         topic = NewTopic(name, partitions, replication_factor, config=configs)
         admin.create_topics([topic])[name].result(timeout=30)
@@ -62,14 +68,15 @@ def new_topic(admin: AdminClient) -> Iterator[Callable[..., str]]:
 
     yield make
     if made:
+        admin = fresh_admin(client_conf)
         for f in admin.delete_topics(made).values():
             f.result(timeout=30)
 
 
 @pytest.fixture
-def healthy_after(lab: Lab, admin: AdminClient) -> Iterator[None]:
+def healthy_after(lab: Lab, client_conf: dict[str, str]) -> Iterator[None]:
     """A fault test leaves the cluster as it found it: every broker back, nothing under-replicated."""
     yield
     ids = [b.broker_id for b in lab.brokers("dc1")]
-    health = wait_healthy(admin, ids, timeout=300)
+    health = wait_healthy(fresh_admin(client_conf), ids, timeout=300)
     assert health.healthy(ids), f"cluster did not recover: {health.as_dict()}"

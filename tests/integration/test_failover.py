@@ -52,7 +52,7 @@ def test_sigkill_of_the_leader_elects_a_new_one_and_loses_nothing(lab, admin, cl
 
 
 def zookeeper_mode(host) -> str:
-    out = host.run("echo srvr | nc -q 2 127.0.0.1 2181").stdout
+    out = host.run("zookeeper-4lw srvr").stdout
     return next((line.split(": ")[1] for line in out.splitlines() if line.startswith("Mode: ")), "")
 
 

@@ -9,10 +9,11 @@ import subprocess
 from tests.integration.lab import ANSIBLE_INVENTORY, ROOT
 
 
-def run_site(*extra: str) -> str:
+def run_playbook(playbook: str, *extra: str) -> str:
+    """Run an ansible/ playbook against the deployment; its output, or a failure with its tail."""
     env = {**os.environ, "ANSIBLE_CONFIG": "ansible.cfg", "ANSIBLE_NOCOLOR": "1"}
     proc = subprocess.run(
-        ["ansible-playbook", "-i", str(ANSIBLE_INVENTORY), "site.yml", *extra],
+        ["ansible-playbook", "-i", str(ANSIBLE_INVENTORY), playbook, *extra],
         cwd=ROOT / "ansible",
         env=env,
         capture_output=True,
@@ -21,6 +22,10 @@ def run_site(*extra: str) -> str:
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     return proc.stdout
+
+
+def run_site(*extra: str) -> str:
+    return run_playbook("site.yml", *extra)
 
 
 def recap(output: str) -> dict[str, dict[str, int]]:

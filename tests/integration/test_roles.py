@@ -16,6 +16,13 @@ def properties(text: str) -> dict[str, str]:
     return {k.strip(): v.strip() for k, v in pairs}
 
 
+@pytest.mark.parametrize("node", ZOOKEEPERS + [b for b in BROKERS if b not in ZOOKEEPERS], ids=lambda h: h.name)
+def test_java_runtime(node):
+    host = LAB.testinfra(node)
+    assert host.package("openjdk-17-jre-headless").is_installed
+    assert 'version "17.' in host.run("java -version").stderr
+
+
 @pytest.mark.parametrize("zk", ZOOKEEPERS, ids=lambda h: h.name)
 def test_zookeeper_server(zk):
     host = LAB.testinfra(zk)
@@ -23,7 +30,9 @@ def test_zookeeper_server(zk):
     assert service.is_enabled and service.is_running
     user = host.user("zookeeper")
     assert user.shell == "/usr/sbin/nologin"
-    assert host.socket("tcp://0.0.0.0:2181").is_listening
+    # TLS client port only: the plaintext one is closed.
+    assert host.socket("tcp://0.0.0.0:2182").is_listening
+    assert not host.socket("tcp://0.0.0.0:2181").is_listening
     peers = len(LAB.zookeepers(zk.dc))
     if peers > 1:
         assert host.socket(f"tcp://{zk.ip}:3888").is_listening
@@ -38,7 +47,7 @@ def test_zookeeper_server(zk):
     for d in ("/var/lib/zookeeper/data", "/var/lib/zookeeper/txlog"):
         assert host.file(d).user == "zookeeper" and host.file(d).mode == 0o750
     # Four-letter words outside the allow-list are refused.
-    assert "is not executed because it is not in the whitelist" in host.run("echo conf | nc -q 2 127.0.0.1 2181").stdout
+    assert "is not executed because it is not in the whitelist" in host.run("zookeeper-4lw conf").stdout
 
 
 @pytest.mark.parametrize("broker", BROKERS, ids=lambda h: h.name)

@@ -119,6 +119,10 @@ def broker_without_id(inv: Inventory) -> None:
     host(inv, "dc1-kafka3")["broker_id"] = 1
 
 
+def admin_password_missing(inv: Inventory) -> None:
+    del inv["all"]["vars"]["kafka_admin_password"]
+
+
 def no_brokers(inv: Inventory) -> None:
     group(inv, "kafka_broker")["hosts"] = {}
 
@@ -157,6 +161,11 @@ BROKEN = {
     "missing-broker-id": (
         broker_without_id,
         ["host dc2-kafka2 (kafka_broker) is missing required variable(s) ['broker_id']"],
+    ),
+    "missing-secret": (
+        admin_password_missing,
+        "missing variable(s) ['kafka_admin_password']: put the secrets in an ansible-vault file of the "
+        'inventory (README, "Secrets") and kafka_pki_ca_dir in its group_vars',
     ),
     "no-brokers": (
         no_brokers,

@@ -9,7 +9,7 @@ short_description: Wait for registered brokers and zero under-replicated partiti
 description:
   - Reads cluster metadata with confluent-kafka's AdminClient and waits until every expected
     broker is registered, a controller is active and no partition is under-replicated or offline.
-  - Runs on the Ansible controller (C(delegate_to: localhost)).
+  - Runs on the Ansible controller (C(delegate_to) localhost).
 options:
   bootstrap_servers: {type: str, required: true, description: Comma-separated host:port list.}
   client_config: {type: dict, default: {}, description: Extra librdkafka settings (security).}
@@ -28,18 +28,21 @@ offline: {description: Partitions without a leader., type: list, returned: alway
 
 from ansible.module_utils.basic import AnsibleModule
 
+from kafkakit.module_support import mask_only_secrets
+
 
 def main() -> None:
     module = AnsibleModule(
         argument_spec={
             "bootstrap_servers": {"type": "str", "required": True},
-            "client_config": {"type": "dict", "default": {}},
+            "client_config": {"type": "dict", "default": {}, "no_log": True},
             "expect_brokers": {"type": "list", "elements": "int", "default": []},
             "timeout": {"type": "int", "default": 300},
             "wait": {"type": "bool", "default": True},
         },
         supports_check_mode=True,
     )
+    mask_only_secrets(module)
     from kafkakit.admin import admin_client, cluster_health, wait_healthy
 
     p = module.params

@@ -23,12 +23,14 @@ author: kafkakit
 
 from ansible.module_utils.basic import AnsibleModule
 
+from kafkakit.module_support import mask_only_secrets
+
 
 def main() -> None:
     module = AnsibleModule(
         argument_spec={
             "bootstrap_servers": {"type": "str", "required": True},
-            "client_config": {"type": "dict", "default": {}},
+            "client_config": {"type": "dict", "default": {}, "no_log": True},
             "name": {"type": "str", "required": True},
             "partitions": {"type": "int", "default": 1},
             "replication_factor": {"type": "int", "default": 3},
@@ -37,6 +39,7 @@ def main() -> None:
         },
         supports_check_mode=True,
     )
+    mask_only_secrets(module)
     from kafkakit.admin import admin_client
     from kafkakit.topics import TopicError, TopicSpec, apply_topic
 

@@ -1,0 +1,141 @@
+"""ACLs as code, checked with the users' own client configs (written by site.yml from the
+inventory's kafka_users / kafka_acls): deny by default, read-only, prefixed grants."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from confluent_kafka import KafkaError, KafkaException, Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from tests.integration.clients import consumer, produce_sequence
+from tests.integration.lab import CLIENT_DIR, read_client_conf
+
+
+def user_conf(name: str) -> dict[str, str]:
+    return read_client_conf(CLIENT_DIR / "dc1" / "users" / f"{name}.conf")
+
+
+def produce_one(conf: dict[str, str], topic: str) -> KafkaError | None:
+    """The delivery error of one acks=all message, or None when it was written. Not idempotent,
+    so a refusal is the topic's WRITE ACL and not the cluster's IDEMPOTENT_WRITE."""
+    errors: list[KafkaError | None] = []
+    p = Producer({**conf, "acks": "all", "message.timeout.ms": "10000"})
+    p.produce(topic, value=b"probe", on_delivery=lambda err, msg: errors.append(err))
+    p.flush(20)
+    return errors[0] if errors else KafkaError(KafkaError._MSG_TIMED_OUT)
+
+
+def read_error(conf: dict[str, str], topic: str, group: str) -> KafkaError | None:
+    """The first error a consumer in `group` meets reading `topic`, or None once it gets a record."""
+    c = consumer(conf, group)
+    c.subscribe([topic])
+    try:
+        for _ in range(40):
+            msg = c.poll(0.5)
+            if msg is None:
+                continue
+            return msg.error()  # None for a real record
+        return KafkaError(KafkaError._TIMED_OUT)
+    finally:
+        c.close()
+
+
+def create_error(conf: dict[str, str], topic: str) -> KafkaError | None:
+    admin = AdminClient(conf)  # keep the handle alive until the future resolves
+    try:
+        admin.create_topics([NewTopic(topic, 1, 3)])[topic].result(timeout=20)
+        return None
+    except KafkaException as exc:
+        return exc.args[0]
+
+
+AUTHZ = {
+    KafkaError.TOPIC_AUTHORIZATION_FAILED,
+    KafkaError.GROUP_AUTHORIZATION_FAILED,
+    KafkaError.CLUSTER_AUTHORIZATION_FAILED,
+    KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+}
+
+
+def denied(err: KafkaError | None) -> bool:
+    return err is not None and err.code() in AUTHZ
+
+
+@pytest.fixture(scope="module")
+def orders_has_data(client_conf):
+    produce_sequence(client_conf, "orders", 10, keys=["acl-probe"])
+
+
+def test_a_user_without_acls_can_do_nothing(orders_has_data):
+    conf = user_conf("no-acl")
+    assert denied(produce_one(conf, "orders"))
+    assert denied(read_error(conf, "orders", "orders-noacl"))
+    assert denied(create_error(conf, f"noacl-{uuid.uuid4().hex[:6]}"))
+
+
+def test_a_user_without_acls_cannot_use_a_group(orders_has_data):
+    # Finding a group's coordinator needs DESCRIBE on the group: refused before any join.
+    admin = AdminClient(user_conf("no-acl"))
+    future = admin.describe_consumer_groups(["orders-join-probe"])["orders-join-probe"]
+    with pytest.raises(KafkaException) as info:
+        future.result(timeout=20)
+    assert info.value.args[0].code() == KafkaError.GROUP_AUTHORIZATION_FAILED
+
+
+def test_the_reader_reads_but_cannot_write(orders_has_data):
+    reader = user_conf("orders-reader")
+    assert read_error(reader, "orders", f"orders-{uuid.uuid4().hex[:6]}") is None
+    assert denied(produce_one(reader, "orders"))
+    # Its group grant is prefixed orders-: any other group name is refused.
+    err = read_error(reader, "orders", "billing-consumers")
+    assert err is not None and err.code() == KafkaError.GROUP_AUTHORIZATION_FAILED
+
+
+def test_the_writer_writes_but_cannot_read(orders_has_data):
+    writer = user_conf("orders-writer")
+    assert produce_one(writer, "orders") is None
+    assert denied(read_error(writer, "orders", "orders-writer-peek"))
+    assert denied(produce_one(writer, "payments"))
+
+
+def test_a_prefixed_acl_grants_exactly_its_prefix(new_topic):
+    team = user_conf("team-a")
+    inside = f"team-a.{uuid.uuid4().hex[:6]}"
+    assert create_error(team, inside) is None
+    assert produce_one(team, inside) is None
+    assert read_error(team, inside, f"team-a.{uuid.uuid4().hex[:6]}") is None
+    # team-aX... shares the characters but not the "team-a." prefix.
+    assert denied(create_error(team, f"team-ab{uuid.uuid4().hex[:6]}"))
+    assert denied(produce_one(team, "orders"))
+    team_admin = AdminClient(team)
+    team_admin.delete_topics([inside])[inside].result(timeout=30)
+
+
+def test_site_check_diff_shows_an_acl_drift_and_the_next_run_removes_it(admin, client_conf):
+    """An undeclared binding added by hand is shown by --check --diff and removed by site.yml."""
+    from confluent_kafka.admin import (
+        AclBinding,
+        AclOperation,
+        AclPermissionType,
+        ResourcePatternType,
+        ResourceType,
+    )
+
+    from tests.integration.test_idempotence import run_site
+
+    rogue = AclBinding(
+        ResourceType.TOPIC,
+        "orders",
+        ResourcePatternType.LITERAL,
+        "User:no-acl",
+        "*",
+        AclOperation.READ,
+        AclPermissionType.ALLOW,
+    )
+    admin.create_acls([rogue])[rogue].result(timeout=20)
+    check = run_site("--check", "--diff", "--tags", "acls")
+    assert "User:no-acl ALLOW READ topic:orders" in check
+    run_site("--tags", "acls")
+    assert read_error(user_conf("no-acl"), "orders", "orders-after-cleanup") is not None
