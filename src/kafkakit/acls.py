@@ -22,6 +22,8 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
+from kafkakit.admin import failed_futures
+
 TIMEOUT = 30.0
 CLUSTER_NAME = "kafka-cluster"
 
@@ -295,11 +297,6 @@ class AdminAclStore:
 
     @staticmethod
     def _wait(futures: Mapping[AclBinding, Any], verb: str) -> None:
-        failed = []
-        for binding, future in futures.items():
-            try:
-                future.result()
-            except KafkaException as exc:
-                failed.append(f"{render(from_binding(binding))}: {exc}")
+        failed = failed_futures(futures, lambda binding: render(from_binding(binding)))
         if failed:
             raise AclError(f"could not {verb} ACLs:\n  " + "\n  ".join(failed))

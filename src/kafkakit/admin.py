@@ -4,10 +4,11 @@ on the controller) and by the tests, so both read health the same way."""
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 
 
@@ -15,6 +16,17 @@ def admin_client(bootstrap_servers: str, client_config: Mapping[str, Any] | None
     conf = {"bootstrap.servers": bootstrap_servers, "socket.timeout.ms": 10000}
     conf.update({k: str(v) for k, v in (client_config or {}).items()})
     return AdminClient(conf)
+
+
+def failed_futures(futures: Mapping[Any, Any], describe: Callable[[Any], str] = str) -> list[str]:
+    """Wait for every future of a batched admin call; one line per failure ("<what>: <error>")."""
+    failed = []
+    for key, future in futures.items():
+        try:
+            future.result()
+        except KafkaException as exc:
+            failed.append(f"{describe(key)}: {exc}")
+    return failed
 
 
 @dataclass

@@ -20,6 +20,8 @@ from confluent_kafka.admin import (
     UserScramCredentialUpsertion,
 )
 
+from kafkakit.admin import failed_futures
+
 TIMEOUT = 30.0
 DEFAULT_MECHANISM = "SCRAM-SHA-512"
 MECHANISMS = {"SCRAM-SHA-256": ScramMechanism.SCRAM_SHA_256, "SCRAM-SHA-512": ScramMechanism.SCRAM_SHA_512}
@@ -193,12 +195,7 @@ def apply_users(
 
 
 def _wait_all(futures: Mapping[str, Any], verb: str) -> None:
-    failed = []
-    for user, future in futures.items():
-        try:
-            future.result()
-        except KafkaException as exc:
-            failed.append(f"{user}: {exc}")
+    failed = failed_futures(futures)
     if failed:
         raise ScramError(f"could not {verb} SCRAM credentials:\n  " + "\n  ".join(failed))
 
