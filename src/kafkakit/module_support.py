@@ -17,3 +17,8 @@ def mask_only_secrets(module: Any, other_secrets: Collection[str] = ()) -> None:
     for value in config.values():
         if str(value) not in secrets:
             module.no_log_values.discard(str(value))
+
+
+def text_diff(before: Collection[str], after: Collection[str]) -> dict[str, str]:
+    """Ansible's diff callback wants text: one line per binding or user."""
+    return {"before": "".join(f"{line}\n" for line in before), "after": "".join(f"{line}\n" for line in after)}

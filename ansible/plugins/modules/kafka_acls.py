@@ -55,7 +55,7 @@ diff: {description: All bindings before and after, sorted one-line strings., typ
 
 from ansible.module_utils.basic import AnsibleModule
 
-from kafkakit.module_support import mask_only_secrets
+from kafkakit.module_support import mask_only_secrets, text_diff
 
 ACL_OPTIONS = {
     "principal": {"type": "str", "required": True},
@@ -99,11 +99,7 @@ def main() -> None:
         changed=plan.changed,
         added=plan.added,
         removed=plan.removed,
-        # The diff callback wants text: one line per binding/user.
-        diff={
-            "before": "".join(f"{line}\n" for line in plan.before),
-            "after": "".join(f"{line}\n" for line in plan.after),
-        },
+        diff=text_diff(plan.before, plan.after),
     )
 
 

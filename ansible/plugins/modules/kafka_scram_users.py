@@ -54,7 +54,7 @@ diff: {description: Sorted user names before and after., type: dict, returned: a
 
 from ansible.module_utils.basic import AnsibleModule
 
-from kafkakit.module_support import mask_only_secrets
+from kafkakit.module_support import mask_only_secrets, text_diff
 
 USER_OPTIONS = {
     "name": {"type": "str", "required": True},
@@ -100,11 +100,7 @@ def main() -> None:
         created=plan.created,
         updated=plan.updated,
         removed=plan.removed,
-        # The diff callback wants text: one line per binding/user.
-        diff={
-            "before": "".join(f"{line}\n" for line in plan.before),
-            "after": "".join(f"{line}\n" for line in plan.after),
-        },
+        diff=text_diff(plan.before, plan.after),
     )
 
 
