@@ -192,14 +192,28 @@ class AclPlan:
         return render_all(self.to_remove)
 
 
+def _is_protected(key: AclKey, principals: Collection[str], topic_prefixes: Collection[str]) -> bool:
+    if key.principal in principals:
+        return True
+    return key.resource_type == "topic" and any(key.name.startswith(p) for p in topic_prefixes)
+
+
 def plan_acls(
-    desired: set[AclKey], current: set[AclKey], exclusive: bool, protected_principals: Collection[str] = ()
+    desired: set[AclKey],
+    current: set[AclKey],
+    exclusive: bool,
+    protected_principals: Collection[str] = (),
+    protected_topic_prefixes: Collection[str] = (),
 ) -> AclPlan:
     """Add what is declared and missing; with `exclusive`, remove what is present and undeclared,
-    except bindings of protected principals (the admin and brokers must not lock themselves out)."""
+    except bindings of protected principals (the admin and brokers must not lock themselves out)
+    and topic bindings another owner manages (MirrorMaker 2's ACL sync on mirrored topics)."""
     to_add = sorted(desired - current)
+    principals = set(protected_principals)
     to_remove = (
-        sorted(k for k in current - desired if k.principal not in set(protected_principals)) if exclusive else []
+        sorted(k for k in current - desired if not _is_protected(k, principals, protected_topic_prefixes))
+        if exclusive
+        else []
     )
     after = (current - set(to_remove)) | set(to_add)
     return AclPlan(to_add=to_add, to_remove=to_remove, before=render_all(current), after=render_all(after))
@@ -221,8 +235,9 @@ def apply_acls(
     exclusive: bool,
     protected_principals: Collection[str] = (),
     check_mode: bool = False,
+    protected_topic_prefixes: Collection[str] = (),
 ) -> AclPlan:
-    plan = plan_acls(desired, store.list(), exclusive, protected_principals)
+    plan = plan_acls(desired, store.list(), exclusive, protected_principals, protected_topic_prefixes)
     if check_mode:
         return plan
     # Add before removing so a principal whose binding is being reshaped never loses access in between.

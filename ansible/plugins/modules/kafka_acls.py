@@ -9,7 +9,8 @@ short_description: Add missing and remove undeclared Kafka ACL bindings
 description:
   - Expands each declared entry to one binding per operation, adds the missing ones and, with
     I(exclusive), removes bindings the cluster has but the declaration does not, except those whose
-    principal is listed in I(protected_principals).
+    principal is listed in I(protected_principals) or whose topic name starts with one of
+    I(protected_topic_prefixes).
   - Every entry is validated (resource type, operations allowed on it, pattern type, principal form)
     before anything is changed.
   - Supports check mode and diff mode (one line per binding). Runs on the Ansible controller
@@ -44,6 +45,11 @@ options:
     elements: str
     default: []
     description: Principals whose bindings are never removed (e.g. C(User:admin)).
+  protected_topic_prefixes:
+    type: list
+    elements: str
+    default: []
+    description: Topic name prefixes whose bindings another owner manages (e.g. MirrorMaker 2's ACL sync).
 author: kafkakit
 """
 
@@ -76,6 +82,7 @@ def main() -> None:
             "acls": {"type": "list", "elements": "dict", "default": [], "options": ACL_OPTIONS},
             "exclusive": {"type": "bool", "default": True},
             "protected_principals": {"type": "list", "elements": "str", "default": []},
+            "protected_topic_prefixes": {"type": "list", "elements": "str", "default": []},
         },
         supports_check_mode=True,
     )
@@ -92,6 +99,7 @@ def main() -> None:
             exclusive=p["exclusive"],
             protected_principals=p["protected_principals"],
             check_mode=module.check_mode,
+            protected_topic_prefixes=p["protected_topic_prefixes"],
         )
     except AclError as exc:
         module.fail_json(msg=str(exc))

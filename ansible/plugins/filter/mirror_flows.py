@@ -1,0 +1,55 @@
+"""Filters for MirrorMaker 2 flows: one copy of the rules, in kafkakit.mirror_flows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafkakit import mirror_flows
+
+
+def kafkakit_mirror_flow_errors(
+    flows: Any, data_centres: list[str], mirrormaker_dcs: list[str], policy: str
+) -> list[str]:
+    return mirror_flows.flow_errors(flows, data_centres, mirrormaker_dcs, policy)
+
+
+def kafkakit_mirror_acls(flows: list[dict], dc: str, user: str, policy: str, sync_acls: bool) -> list[dict]:
+    return mirror_flows.mirrormaker_acls(flows, dc, f"User:{user}", policy, sync_acls)
+
+
+def kafkakit_mirror_dcs(flows: list[dict]) -> list[str]:
+    return mirror_flows.flow_dcs(flows)
+
+
+def kafkakit_mirror_synced_prefixes(flows: list[dict], dc: str, policy: str, sync_acls: bool) -> list[str]:
+    return mirror_flows.synced_acl_prefixes(flows, dc, policy, sync_acls)
+
+
+def kafkakit_bootstrap_by_dc(groups: Any, hostvars: Any, port: int) -> dict[str, str]:
+    """Each data centre's client bootstrap list, from its brokers' private IPs."""
+    by_dc: dict[str, list[str]] = {}
+    for host in groups.get("kafka_broker", []):
+        hv = hostvars[host]
+        by_dc.setdefault(str(hv["dc"]), []).append(f"{hv['private_ip']}:{port}")
+    return {dc: ",".join(addrs) for dc, addrs in by_dc.items()}
+
+
+def kafkakit_mirror_include(entries: list[dict]) -> str:
+    return mirror_flows.include_regex(entries)
+
+
+def kafkakit_mirror_excludes(flow: dict, kind: str) -> list[str]:
+    return mirror_flows.excludes(flow, kind)
+
+
+class FilterModule:
+    def filters(self) -> dict[str, Any]:
+        return {
+            "kafkakit_mirror_flow_errors": kafkakit_mirror_flow_errors,
+            "kafkakit_mirror_acls": kafkakit_mirror_acls,
+            "kafkakit_mirror_dcs": kafkakit_mirror_dcs,
+            "kafkakit_mirror_synced_prefixes": kafkakit_mirror_synced_prefixes,
+            "kafkakit_mirror_include": kafkakit_mirror_include,
+            "kafkakit_bootstrap_by_dc": kafkakit_bootstrap_by_dc,
+            "kafkakit_mirror_excludes": kafkakit_mirror_excludes,
+        }
