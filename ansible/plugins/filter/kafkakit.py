@@ -32,9 +32,15 @@ def kafkakit_preflight_errors(groups: Any, hostvars: Any, defaults: dict) -> lis
     return preflight_errors(plain_groups, lazy_hostvars, defaults)
 
 
+def kafkakit_controller_hosts(hosts: list[str], hostvars: Any, controllers: dict[str, int]) -> list[str]:
+    """The hosts that are the active controller of their data centre (controllers: dc -> broker id)."""
+    return [h for h in hosts if controllers.get(str(hostvars[h]["dc"]), -1) == int(hostvars[h].get("broker_id", -2))]
+
+
 class FilterModule:
     def filters(self) -> dict[str, Any]:
         return {
             "kafkakit_lab_inventory": kafkakit_lab_inventory,
             "kafkakit_preflight_errors": kafkakit_preflight_errors,
+            "kafkakit_controller_hosts": kafkakit_controller_hosts,
         }
