@@ -19,10 +19,9 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import NewTopic
 
-from kafkakit.admin import cluster_health, wait_healthy
+from kafkakit.admin import cluster_health
 from tests.integration.clients import ProduceReport, produce_sequence, read_all
 from tests.integration.conftest import fresh_admin
-from tests.integration.lab import Lab
 from tests.integration.test_failover import zookeeper_mode
 from tests.integration.test_idempotence import run_playbook
 
@@ -152,19 +151,11 @@ def run_scenario(name: str, conf: dict[str, str], fault: Callable[[str], None]) 
     return outcome
 
 
-@pytest.fixture
-def dc1_whole_after(lab: Lab, client_conf: dict[str, str]) -> Iterator[None]:
-    yield
-    ids = [b.broker_id for b in lab.brokers("dc1")]
-    health = wait_healthy(fresh_admin(client_conf), ids, timeout=300)
-    assert health.healthy(ids), f"dc1 did not recover: {health.as_dict()}"
-
-
 def broker_back(conf: dict[str, str], broker_id: int) -> Callable[[], bool]:
     return lambda: broker_id in cluster_health(fresh_admin(conf)).brokers
 
 
-def test_sigkill_of_the_partition_leader_then_restart(lab, client_conf, dc1_whole_after):
+def test_sigkill_of_the_partition_leader_then_restart(lab, client_conf, healthy_after):
     def fault(topic: str) -> None:
         victim = lab.broker_by_id(leader_of(client_conf, topic))
         host = lab.testinfra(victim)
@@ -177,7 +168,7 @@ def test_sigkill_of_the_partition_leader_then_restart(lab, client_conf, dc1_whol
     assert outcome.lost == 0 and outcome.sent == outcome.acked
 
 
-def test_sigkill_of_the_controller(lab, client_conf, dc1_whole_after):
+def test_sigkill_of_the_controller(lab, client_conf, healthy_after):
     def fault(_topic: str) -> None:
         old = controller_id(client_conf)
         host = lab.testinfra(lab.broker_by_id(old))
@@ -190,7 +181,7 @@ def test_sigkill_of_the_controller(lab, client_conf, dc1_whole_after):
     assert outcome.lost == 0 and outcome.sent == outcome.acked
 
 
-def test_sigkill_of_one_zookeeper_server(lab, client_conf, dc1_whole_after):
+def test_sigkill_of_one_zookeeper_server(lab, client_conf, healthy_after):
     def fault(_topic: str) -> None:
         # The ensemble's leader: the worst one to lose.
         hosts = [lab.testinfra(z) for z in lab.zookeepers("dc1")]
@@ -205,7 +196,7 @@ def test_sigkill_of_one_zookeeper_server(lab, client_conf, dc1_whole_after):
     assert outcome.lost == 0 and outcome.sent == outcome.acked
 
 
-def test_a_paused_broker_host(lab, client_conf, dc1_whole_after):
+def test_a_paused_broker_host(lab, client_conf, healthy_after):
     def fault(topic: str) -> None:
         victim = lab.broker_by_id(leader_of(client_conf, topic))
         subprocess.run(["podman", "pause", victim.name], check=True, capture_output=True)
@@ -221,7 +212,7 @@ def test_a_paused_broker_host(lab, client_conf, dc1_whole_after):
     assert outcome.lost == 0 and outcome.sent == outcome.acked
 
 
-def test_a_stopped_and_started_broker_host(lab, client_conf, dc1_whole_after):
+def test_a_stopped_and_started_broker_host(lab, client_conf, healthy_after):
     def fault(_topic: str) -> None:
         victim = next(b for b in lab.brokers("dc1") if b.broker_id != controller_id(client_conf))
         subprocess.run(["podman", "stop", "-t", "120", victim.name], check=True, capture_output=True)
@@ -234,7 +225,7 @@ def test_a_stopped_and_started_broker_host(lab, client_conf, dc1_whole_after):
     assert outcome.lost == 0 and outcome.sent == outcome.acked
 
 
-def test_the_rolling_restart(client_conf, dc1_whole_after):
+def test_the_rolling_restart(client_conf, healthy_after):
     outcome = run_scenario(
         "rolling restart of dc1", client_conf, lambda _t: run_playbook("rolling-restart.yml", "-e", "roll_dc=dc1")
     )

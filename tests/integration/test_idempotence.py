@@ -9,17 +9,22 @@ import subprocess
 from tests.integration.lab import ANSIBLE_INVENTORY, ROOT
 
 
-def run_playbook(playbook: str, *extra: str) -> str:
-    """Run an ansible/ playbook against the deployment; its output, or a failure with its tail."""
+def playbook_process(playbook: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    """Run an ansible/ playbook against the deployment, whatever its outcome."""
     env = {**os.environ, "ANSIBLE_CONFIG": "ansible.cfg", "ANSIBLE_NOCOLOR": "1"}
-    proc = subprocess.run(
+    return subprocess.run(
         ["ansible-playbook", "-i", str(ANSIBLE_INVENTORY), playbook, *extra],
         cwd=ROOT / "ansible",
         env=env,
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=1200,
     )
+
+
+def run_playbook(playbook: str, *extra: str) -> str:
+    """Run an ansible/ playbook against the deployment; its output, or a failure with its tail."""
+    proc = playbook_process(playbook, *extra)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     return proc.stdout
 

@@ -2,29 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 import threading
 import time
 
 from kafkakit.admin import cluster_health
 from tests.integration.clients import ProduceReport, produce_sequence, read_all
 from tests.integration.conftest import fresh_admin
-from tests.integration.lab import ANSIBLE_INVENTORY, ROOT
-from tests.integration.test_idempotence import recap, run_playbook
-
-
-def try_playbook(playbook: str, *extra: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "ANSIBLE_CONFIG": "ansible.cfg", "ANSIBLE_NOCOLOR": "1"}
-    return subprocess.run(
-        ["ansible-playbook", "-i", str(ANSIBLE_INVENTORY), playbook, *extra],
-        cwd=ROOT / "ansible",
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=1200,
-    )
+from tests.integration.test_idempotence import playbook_process, recap, run_playbook
 
 
 def started_at(host) -> str:  # noqa: ANN001 - testinfra host
@@ -48,7 +33,7 @@ def test_the_roll_refuses_to_start_on_an_unhealthy_cluster(lab, client_conf, hea
         while victim.broker_id in cluster_health(fresh_admin(client_conf)).brokers:
             assert time.monotonic() < deadline, "the stopped broker stayed registered"
             time.sleep(0.5)
-        proc = try_playbook("rolling-restart.yml", "-e", "roll_dc=dc1")
+        proc = playbook_process("rolling-restart.yml", "-e", "roll_dc=dc1")
         assert proc.returncode != 0, "the roll started on a cluster with a broker down"
         assert "refusing to roll dc1" in proc.stdout
         assert f"missing brokers [{victim.broker_id}]" in proc.stdout
