@@ -127,7 +127,43 @@ def no_brokers(inv: Inventory) -> None:
     group(inv, "kafka_broker")["hosts"] = {}
 
 
+FLOW = {"source": "dc1", "target": "dc2", "topics": [{"name": "orders"}]}
+
+
+def flow_without_mirrormaker_host(inv: Inventory) -> None:
+    inv["all"]["vars"]["mirrormaker_flows"] = [FLOW]
+
+
+def mirrormaker_host(inv: Inventory) -> None:
+    group(inv, "dc2")["hosts"]["dc2-mm2-1"] = {"dc": "dc2", "kafka_rack": "dc2-az1", "private_ip": "10.99.0.25"}
+    inv["all"]["children"].setdefault("mirrormaker", {"hosts": {}})["hosts"] = {"dc2-mm2-1": {}}
+
+
+def flow_to_unknown_dc(inv: Inventory) -> None:
+    mirrormaker_host(inv)
+    inv["all"]["vars"]["kafka_mirrormaker_password"] = "placeholder"
+    inv["all"]["vars"]["mirrormaker_flows"] = [FLOW, {**FLOW, "target": "dc3"}]
+
+
+def mirrormaker_password_missing(inv: Inventory) -> None:
+    mirrormaker_host(inv)
+    inv["all"]["vars"]["mirrormaker_flows"] = [FLOW]
+
+
 BROKEN = {
+    "flow-without-mirrormaker-host": (
+        flow_without_mirrormaker_host,
+        ["mirrormaker_flows[0] (dc1->dc2): dc2 has no mirrormaker host to run the flow (pull model)"],
+    ),
+    "flow-to-unknown-dc": (
+        flow_to_unknown_dc,
+        ["mirrormaker_flows[1] (dc1->dc3): target 'dc3' is not a data centre of the inventory ['dc1', 'dc2']"],
+    ),
+    "mirrormaker-password-missing": (
+        mirrormaker_password_missing,
+        "missing variable(s) ['kafka_mirrormaker_password']: put the secrets in an ansible-vault file of the "
+        'inventory (README, "Secrets") and kafka_pki_ca_dir in its group_vars',
+    ),
     "even-ensemble": (
         add_even_zookeeper,
         [
