@@ -13,7 +13,7 @@ from typing import Any
 
 from kafkakit.topology import Cluster, Node, Topic, Topology
 
-COMPONENT_GROUPS = ("zookeeper", "kafka_broker", "mirrormaker", "spark_master", "spark_worker")
+COMPONENT_GROUPS = ("zookeeper", "kafka_broker", "mirrormaker", "spark_master", "spark_worker", "monitoring")
 
 
 @dataclass(frozen=True)

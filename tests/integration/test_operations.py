@@ -18,7 +18,7 @@ def started_at(host) -> str:  # noqa: ANN001 - testinfra host
 
 def restart_order(output: str) -> list[str]:
     """Hosts in the order the roll restarted them (from the task banners)."""
-    return re.findall(r"TASK \[kafka_broker : Restart kafka on (\S+)\]", output)
+    return re.findall(r"(?:TASK|RUNNING HANDLER) \[kafka_broker : Restart kafka on (\S+)\]", output)
 
 
 def test_the_roll_refuses_to_start_on_an_unhealthy_cluster(lab, client_conf, healthy_after):

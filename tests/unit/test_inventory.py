@@ -64,6 +64,7 @@ def test_build_inventory_groups_are_the_components_plus_one_per_dc():
         "mirrormaker",
         "spark_master",
         "spark_worker",
+        "monitoring",
     }
     assert list(children["zookeeper"]["hosts"]) == [
         "dc1-kafka1",

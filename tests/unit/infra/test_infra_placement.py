@@ -59,6 +59,7 @@ def test_instance_counts_of_the_example_stacks() -> None:
         "mirrormaker": 1,
         "spark_master": 1,
         "spark_worker": 1,
+        "monitoring": 0,  # the Pulumi program adds no monitoring host yet (issue 9)
     }
     assert sum(production.values()) == 24 and production["kafka_broker"] == 12
 

@@ -1,0 +1,209 @@
+"""Monitoring: Prometheus scrape targets from the inventory, alert-rule thresholds, and the
+metric names the alert rules may use (JMX exporter rules, node exporter, kafkakit_* metrics).
+
+The roles call this through ansible/plugins/filter/monitoring.py; the unit tests call it directly.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+# Groups whose services carry the JMX exporter agent, and the agent's port per component.
+JMX_PORTS: dict[str, int] = {"kafka_broker": 7071, "zookeeper": 7072, "mirrormaker": 7073}
+NODE_EXPORTER_PORT = 9100
+PROMETHEUS_PORT = 9090
+
+# Metrics that no JMX rules file produces. Each names its producer; alerts.yml may use them
+# (tests/unit/test_monitoring_rules.py enforces it).
+KAFKAKIT_METRICS: dict[str, str] = {
+    "kafkakit_consumergroup_lag": (
+        "gauge, records a consumer group is behind the log end, labels dc, group, topic, partition; "
+        "from the kafkakit lag exporter (admin API: committed offsets vs. end offsets) - not built yet"
+    ),
+    "kafkakit_certificate_expiry_timestamp_seconds": (
+        "gauge, notAfter of a host's certificate as a Unix time, labels path, subject; written by the "
+        "kafka_pki role as a node exporter textfile (.prom) - not wired yet"
+    ),
+}
+EXTERNAL_METRICS: dict[str, str] = {
+    "up": "Prometheus: 1 when the last scrape of the target succeeded",
+    "node_filesystem_avail_bytes": "prometheus-node-exporter (Debian package), tasks/node-exporter.yml",
+    "node_filesystem_size_bytes": "prometheus-node-exporter (Debian package), tasks/node-exporter.yml",
+}
+
+
+# --- scrape targets ------------------------------------------------------------------------
+
+
+def _labels(host: str, hv: Mapping[str, Any], component: str) -> dict[str, str]:
+    return {
+        "dc": str(hv.get("dc", "")),
+        "rack": str(hv.get("kafka_rack", "")),
+        "component": component,
+        "instance": host,
+    }
+
+
+def scrape_configs(
+    groups: Mapping[str, Iterable[str]],
+    hostvars: Mapping[str, Mapping[str, Any]],
+    jmx_ports: Mapping[str, int] | None = None,
+    node_exporter_port: int | None = NODE_EXPORTER_PORT,
+    prometheus_port: int = PROMETHEUS_PORT,
+) -> list[dict[str, Any]]:
+    """Prometheus `scrape_configs`: one job per component group (its JMX agent), a `node` job for
+    every host of those groups (node exporter; None leaves it out) and Prometheus itself on the
+    `monitoring` hosts. Every target is labelled dc, rack, component and instance (inventory name),
+    so alerts name the host as the inventory does rather than by address."""
+    ports = dict(JMX_PORTS if jmx_ports is None else jmx_ports)
+    jobs: list[dict[str, Any]] = []
+
+    def job(name: str, members: list[tuple[str, int, str]]) -> None:
+        if members:
+            static = [
+                {"targets": [f"{hostvars[h]['private_ip']}:{port}"], "labels": _labels(h, hostvars[h], component)}
+                for h, port, component in members
+            ]
+            jobs.append({"job_name": name, "static_configs": static})
+
+    seen: list[str] = []
+    for group, port in ports.items():
+        hosts = list(groups.get(group, []))
+        job(group, [(h, port, group) for h in hosts])
+        seen += [h for h in hosts if h not in seen]
+    if node_exporter_port is not None:
+        job("node", [(h, node_exporter_port, "node") for h in seen])
+    job("prometheus", [(h, prometheus_port, "monitoring") for h in groups.get("monitoring", [])])
+    return jobs
+
+
+# --- alert thresholds ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """A literal in one alert's expression that a role variable may replace."""
+
+    variable: str
+    alert: str
+    default: str
+
+
+ALERT_THRESHOLDS: tuple[Threshold, ...] = (
+    Threshold("monitoring_alert_isr_shrinks_per_second", "KafkaIsrShrinking", "0"),
+    Threshold("monitoring_alert_request_handler_idle_ratio", "KafkaRequestHandlerIdleLow", "0.2"),
+    Threshold("monitoring_alert_data_disk_used_ratio", "KafkaDataDiskFull", "0.8"),
+    Threshold("monitoring_alert_data_disk_mountpoints", "KafkaDataDiskFull", "/srv/kafkakit.*"),
+    Threshold("monitoring_alert_mirror_latency_ms", "MirrorMakerReplicationLagHigh", "60000"),
+    Threshold("monitoring_alert_consumer_lag_records", "KafkaConsumerGroupLagHigh", "10000"),
+    Threshold("monitoring_alert_certificate_days", "KafkaCertificateExpiringSoon", "14"),
+)
+
+
+def _literal(text: str) -> re.Pattern[str]:
+    # Whole token only: "0" must not match inside "0.2" or "10000".
+    return re.compile(r"(?<![\w.])" + re.escape(text) + r"(?![\w.])")
+
+
+def render_alert_rules(text: str, values: Mapping[str, Any]) -> str:
+    """alerts.yml with the thresholds in `values` (variable -> value) put in place of the defaults.
+    Each default must occur exactly once in its alert's expression, so a drifted file fails loudly."""
+    doc = yaml.safe_load(text)
+    rules = {r["alert"]: r for g in doc["groups"] for r in g["rules"] if "alert" in r}
+    for t in ALERT_THRESHOLDS:
+        rule = rules.get(t.alert)
+        if rule is None:
+            raise ValueError(f"alert {t.alert} (threshold {t.variable}) is not in the rules file")
+        found = _literal(t.default).findall(rule["expr"])
+        if len(found) != 1:
+            raise ValueError(f"{t.alert}: default {t.default!r} of {t.variable} occurs {len(found)} times, not once")
+        value = values.get(t.variable, t.default)
+        rule["expr"] = _literal(t.default).sub(lambda _m, v=str(value): v, rule["expr"])
+    return yaml.safe_dump(doc, sort_keys=False, width=200, allow_unicode=True)
+
+
+# --- metric names ----------------------------------------------------------------------------
+
+_PROMQL_WORDS = {
+    "by", "without", "on", "ignoring", "group_left", "group_right", "bool", "and", "or", "unless", "offset",
+    "inf", "nan",
+}  # fmt: skip
+
+
+def promql_metric_names(expr: str) -> set[str]:
+    """Metric names an expression selects (a small scanner, enough for our rules: strings, label
+    matchers, ranges and by/on lists are dropped; identifiers before "(" are functions)."""
+    text = re.sub(r'"(?:[^"\\]|\\.)*"', '""', expr)
+    text = re.sub(r"\{[^}]*\}", " ", text)
+    text = re.sub(r"\[[^\]]*\]", " ", text)
+    text = re.sub(r"\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", " ", text)
+    names = set()
+    for m in re.finditer(r"(?<![\w.])([a-zA-Z_:][\w:]*)(\s*\()?", text):
+        if m.group(2) is None and m.group(1).lower() not in _PROMQL_WORDS:
+            names.add(m.group(1))
+    return names
+
+
+def alert_rules_metric_names(doc: Mapping[str, Any]) -> dict[str, set[str]]:
+    """alert name -> metric names its expression uses."""
+    return {r["alert"]: promql_metric_names(r["expr"]) for g in doc["groups"] for r in g["rules"] if "alert" in r}
+
+
+def _group_choices(pattern: str) -> list[list[str] | None]:
+    """For each capturing group of a JMX rule pattern: its literal alternatives if it is a plain
+    `(A|B)` list, else None (matches anything)."""
+    choices: list[list[str] | None] = []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "(":
+            capturing = not pattern.startswith("(?", i)
+            depth, j = 1, i + 1
+            while depth and j < len(pattern):
+                if pattern[j] == "\\":
+                    j += 1
+                elif pattern[j] == "(":
+                    depth += 1
+                elif pattern[j] == ")":
+                    depth -= 1
+                j += 1
+            if capturing:
+                body = pattern[i + 1 : j - 1]
+                literal = re.fullmatch(r"[\w-]+(\|[\w-]+)*", body)
+                choices.append(body.split("|") if literal else None)
+        i += 1
+    return choices
+
+
+def jmx_metric_patterns(doc: Mapping[str, Any]) -> list[re.Pattern[str]]:
+    """The metric names a JMX exporter rules file can produce, one regex per rule. `$N` expands to
+    group N's literal alternatives when it has them; names are lowercased and sanitised as the
+    exporter does (lowercaseOutputName, non-name characters become `_`)."""
+    out = []
+    for rule in doc.get("rules", []):
+        name = str(rule["name"])
+        choices = _group_choices(str(rule.get("pattern", "")))
+        parts = []
+        for piece in re.split(r"(\$\d+)", name):
+            if re.fullmatch(r"\$\d+", piece):
+                idx = int(piece[1:]) - 1
+                opts = choices[idx] if idx < len(choices) else None
+                if opts is None:
+                    parts.append(r"[a-z0-9_]*")
+                else:
+                    parts.append("(?:" + "|".join(re.escape(re.sub(r"\W", "_", o)) for o in opts) + ")?")
+            else:
+                parts.append(re.escape(piece))
+        regex = "".join(parts)
+        if doc.get("lowercaseOutputName"):
+            regex = regex.lower()
+        out.append(re.compile(regex))
+    return out

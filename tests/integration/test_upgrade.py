@@ -1,0 +1,63 @@
+"""The upgrade path: dc2's brokers rolled from one Kafka 3.9 patch release to the next under load."""
+
+from __future__ import annotations
+
+import re
+import threading
+import uuid
+
+from confluent_kafka.admin import NewTopic
+
+from tests.integration.clients import ProduceReport, produce_sequence, read_all
+from tests.integration.conftest import fresh_admin
+from tests.integration.test_idempotence import run_playbook
+from tests.integration.test_operations import restart_order
+
+PREVIOUS, CURRENT = "3.9.1", "3.9.2"  # Makefile: KAFKA_PREVIOUS, KAFKA_VERSION
+
+
+def running_versions(lab) -> dict[str, str]:  # noqa: ANN001 - Lab
+    """What each dc2 broker logged as its version when it last started."""
+    versions = {}
+    for broker in lab.brokers("dc2"):
+        host = lab.testinfra(broker)
+        since = host.check_output("systemctl show -p ActiveEnterTimestamp --value kafka")
+        log = host.check_output(f"journalctl -u kafka --since '{since}' --no-pager -o cat")
+        found = re.findall(r"Kafka version: (\S+)", log)
+        versions[broker.name] = found[-1] if found else "?"
+    return versions
+
+
+def test_dc2_rolls_from_the_previous_patch_release_to_the_current_one_under_load(lab):
+    conf = lab.client_conf("dc2")
+    run_playbook("upgrade.yml", "-e", "roll_dc=dc2", "-e", f"kafka_version={PREVIOUS}")
+    assert set(running_versions(lab).values()) == {PREVIOUS}
+
+    # acks=all under the upgrade; dc2 holds RF 2 with min.insync.replicas 1.
+    topic = f"upgrade-{uuid.uuid4().hex[:8]}"
+    report = ProduceReport()
+    stop = threading.Event()
+    load = threading.Thread(
+        target=produce_sequence,
+        args=(conf, topic, 1_000_000),
+        kwargs={"keys": ["a", "b", "c"], "rate_per_s": 100, "report": report, "stop": stop},
+    )
+    admin = fresh_admin(conf)
+    admin.create_topics([NewTopic(topic, 3, 2)])[topic].result(timeout=30)
+    load.start()
+    try:
+        out = run_playbook("upgrade.yml", "-e", "roll_dc=dc2")  # the inventory's version
+    finally:
+        stop.set()
+        load.join(300)
+
+    assert set(running_versions(lab).values()) == {CURRENT}
+    assert sorted(restart_order(out)) == sorted(b.name for b in lab.brokers("dc2"))
+    assert report.failed == [] and len(report.acked) == report.sent > 0
+    got = {m.value().decode() for m in read_all(conf, topic, report.sent, timeout=120)}
+    assert not {f"{d.key}:{d.seq}" for d in report.acked} - got, "acknowledged messages lost in the upgrade"
+    admin.delete_topics([topic])[topic].result(timeout=30)
+    print(
+        f"\ndc2 {PREVIOUS} -> {CURRENT}: {report.sent} sent during the roll, 0 failed, 0 lost, "
+        f"longest gap {report.longest_gap_s:.2f}s"
+    )
