@@ -7,6 +7,8 @@ set -euo pipefail
 version=$1 mode=${2:-verify}
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
 name=jmx_prometheus_javaagent-$version.jar
 out=$top/build/artifacts
 jar=$out/$name
@@ -18,16 +20,8 @@ mkdir -p "$out"
 work=$(mktemp -d "$out/.work.XXXX")
 trap 'rm -rf "$work"' EXIT
 echo "artifacts: resolving the JMX exporter agent $version from Maven Central"
-# -C: fail on a checksum mismatch between Maven Central's .sha1 and the downloaded file.
-mvn -B -q -C -Dstyle.color=never -f "$here/jmx-exporter-pom.xml" "-Djmx-exporter.version=$version" \
-  dependency:copy-dependencies -DincludeScope=runtime "-DoutputDirectory=$work/jars" \
-  | sed "s/\x1b\[[0-9;]*m//g"
-(cd "$work/jars" && sha256sum -- *.jar | sort -k2) > "$work/sums"
-if [[ $mode == --lock ]]; then
-  cp "$work/sums" "$lock"; echo "artifacts: wrote $lock"
-elif ! diff -u "$lock" "$work/sums" >&2; then
-  echo "artifacts: the JMX exporter $version does not match the pinned $lock" >&2; exit 1
-fi
+maven_pinned "$here/jmx-exporter-pom.xml" jmx-exporter.version "$version" "$work/jars" "$lock" "$mode" \
+  "the JMX exporter"
 cp "$work/jars/$name" "$jar.part"
 mv "$jar.part" "$jar"
 echo "artifacts: built $jar ($(du -h "$jar" | cut -f1))"

@@ -6,16 +6,31 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 
 
+def client_conf(bootstrap_servers: str, client_config: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """librdkafka settings: the bootstrap list plus the principal's settings, as strings."""
+    return {"bootstrap.servers": bootstrap_servers, **{k: str(v) for k, v in (client_config or {}).items()}}
+
+
+def read_client_conf(path: Path) -> dict[str, str]:
+    """A librdkafka/kcat .conf file (what kafka_access writes for each data centre and user)."""
+    conf = {}
+    for line in path.read_text().splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            key, _, value = line.partition("=")
+            conf[key.strip()] = value.strip()
+    return conf
+
+
 def admin_client(bootstrap_servers: str, client_config: Mapping[str, Any] | None = None) -> AdminClient:
-    conf = {"bootstrap.servers": bootstrap_servers, "socket.timeout.ms": 10000}
-    conf.update({k: str(v) for k, v in (client_config or {}).items()})
-    return AdminClient(conf)
+    return AdminClient({"socket.timeout.ms": "10000", **client_conf(bootstrap_servers, client_config)})
 
 
 def failed_futures(futures: Mapping[Any, Any], describe: Callable[[Any], str] = str) -> list[str]:

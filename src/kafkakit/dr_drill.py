@@ -22,12 +22,8 @@ from typing import Any
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from kafkakit.admin import admin_client
+from kafkakit.admin import admin_client, client_conf
 from kafkakit.mirror_lag import wait_mirror
-
-
-def _conf(bootstrap: str, client_config: Mapping[str, Any]) -> dict[str, str]:
-    return {"bootstrap.servers": bootstrap, **{k: str(v) for k, v in client_config.items()}}
 
 
 def _consumer(conf: dict[str, str], group: str) -> Consumer:
@@ -88,7 +84,7 @@ def prepare(
 ) -> Prepared:
     run_id = uuid.uuid4().hex[:10]
     group = f"{group_prefix}{run_id}"
-    src = _conf(source_bootstrap, client_config)
+    src = client_conf(source_bootstrap, client_config)
     ensure_topic(admin_client(source_bootstrap, client_config), topic, partitions, replication_factor)
 
     # The group starts where the topic ends now, so only this run's records are in its way.
@@ -199,7 +195,7 @@ def failover(
     seconds_to_translate: float,
     timeout: float,
 ) -> DrillReport:
-    c = _consumer(_conf(target_bootstrap, client_config), group)
+    c = _consumer(client_conf(target_bootstrap, client_config), group)
     c.subscribe([target_topic])
     remaining = set(range(produced)) - set(consumed_in_source)
     delivered: list[int] = []

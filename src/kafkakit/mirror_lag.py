@@ -20,6 +20,7 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
+from kafkakit.admin import client_conf
 from kafkakit.mirror_flows import include_regex
 
 CONNECTORS = ("MirrorSourceConnector", "MirrorCheckpointConnector", "MirrorHeartbeatConnector")
@@ -76,16 +77,16 @@ class MirrorState:
 
 
 def _consumer(bootstrap: str, client_config: Mapping[str, Any]) -> Consumer:
-    conf = {
-        "bootstrap.servers": bootstrap,
-        # Never committed: the group only satisfies the client; reads use assign().
-        "group.id": f"kafkakit-mirror-check-{uuid.uuid4().hex[:8]}",
-        "enable.auto.commit": "false",
-        "enable.partition.eof": "true",
-        "socket.timeout.ms": "10000",
-    }
-    conf.update({k: str(v) for k, v in client_config.items()})
-    return Consumer(conf)
+    return Consumer(
+        {
+            # Never committed: the group only satisfies the client; reads use assign().
+            "group.id": f"kafkakit-mirror-check-{uuid.uuid4().hex[:8]}",
+            "enable.auto.commit": "false",
+            "enable.partition.eof": "true",
+            "socket.timeout.ms": "10000",
+            **client_conf(bootstrap, client_config),
+        }
+    )
 
 
 def read_latest(consumer: Consumer, topic: str, timeout: float = 30.0) -> dict[bytes, bytes | None]:

@@ -20,17 +20,8 @@ from pathlib import Path
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import NewTopic
 
-from kafkakit.admin import admin_client
+from kafkakit.admin import admin_client, read_client_conf
 from kafkakit.mirror_lag import mirror_state
-
-
-def read_conf(path: Path) -> dict[str, str]:
-    conf = {}
-    for line in path.read_text().splitlines():
-        key, sep, value = line.partition("=")
-        if sep and not line.lstrip().startswith("#"):
-            conf[key.strip()] = value.strip()
-    return conf
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -43,7 +34,9 @@ def measure(
 ) -> dict[str, float]:
     topic = f"{prefix}latency-{uuid.uuid4().hex[:8]}"
     src_conf, tgt_conf = dict(source), dict(target)
-    admin = admin_client(src_conf["bootstrap.servers"], {k: v for k, v in src_conf.items() if k != "bootstrap.servers"})
+    # The admin principal's settings without the bootstrap list, for the admin and lag clients.
+    principal = {k: v for k, v in src_conf.items() if k != "bootstrap.servers"}
+    admin = admin_client(src_conf["bootstrap.servers"], principal)
     admin.create_topics([NewTopic(topic, 6, 3)])[topic].result(timeout=30)
     remote = f"{source_alias}.{topic}"
     total = rate * seconds
@@ -64,10 +57,14 @@ def measure(
         done.set()
 
     def sample_lag() -> None:
-        rest = {k: v for k, v in src_conf.items() if k != "bootstrap.servers"}
         while not done.is_set():
             state = mirror_state(
-                source_alias, src_conf["bootstrap.servers"], tgt_conf["bootstrap.servers"], rest, [{"name": topic}], []
+                source_alias,
+                src_conf["bootstrap.servers"],
+                tgt_conf["bootstrap.servers"],
+                principal,
+                [{"name": topic}],
+                [],
             )
             if not state.error:
                 lags.append(state.total_lag)
@@ -90,7 +87,6 @@ def measure(
     reader.join()
     done.set()
     sampler.join()
-    admin = admin_client(src_conf["bootstrap.servers"], {k: v for k, v in src_conf.items() if k != "bootstrap.servers"})
     admin.delete_topics([topic])[topic].result(timeout=30)
     # The first records wait for MM2 to discover the topic; steady state is the second half.
     steady = latencies[len(latencies) // 2 :]
@@ -116,8 +112,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=60)
     args = parser.parse_args()
     figures = measure(
-        read_conf(args.client_dir / args.source / "client.conf"),
-        read_conf(args.client_dir / args.target / "client.conf"),
+        read_client_conf(args.client_dir / args.source / "client.conf"),
+        read_client_conf(args.client_dir / args.target / "client.conf"),
         args.source,
         args.prefix,
         args.rate,

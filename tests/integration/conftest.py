@@ -7,6 +7,7 @@ import uuid
 from collections.abc import Callable, Iterator
 
 import pytest
+from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from kafkakit.admin import admin_client, wait_healthy
@@ -41,6 +42,30 @@ def fresh_admin(client_conf: dict[str, str]) -> AdminClient:
     return admin_client(conf.pop("bootstrap.servers"), conf)
 
 
+def wait_until(what: str, check: Callable[[], bool], timeout: float = 120) -> float:
+    """Poll check() until it holds; the seconds it took. Fails after `timeout`."""
+    start = time.monotonic()
+    while not check():
+        assert time.monotonic() - start < timeout, f"{what}: not within {timeout}s"
+        time.sleep(0.5)
+    return time.monotonic() - start
+
+
+def leader_of(client_conf: dict[str, str], topic: str, partition: int = 0) -> int:
+    admin = fresh_admin(client_conf)
+    return admin.list_topics(topic=topic, timeout=10).topics[topic].partitions[partition].leader
+
+
+def controller_id(client_conf: dict[str, str]) -> int:
+    """The active controller, or -1 while there is none (an election is running)."""
+    admin = fresh_admin(client_conf)
+    try:
+        controller = admin.describe_cluster(request_timeout=10).result(timeout=15).controller
+    except KafkaException:
+        return -1
+    return -1 if controller is None else controller.id
+
+
 @pytest.fixture
 def admin(client_conf: dict[str, str]) -> AdminClient:
     return fresh_admin(client_conf)
@@ -51,9 +76,9 @@ def new_topic(client_conf: dict[str, str]) -> Iterator[Callable[..., str]]:
     """Create uniquely named topics for one test; deleted afterwards."""
     made: list[str] = []
 
-    def make(partitions: int = 6, replication_factor: int = 3, **configs: str) -> str:
+    def make(partitions: int = 6, replication_factor: int = 3, prefix: str = "test-", **configs: str) -> str:
         admin = fresh_admin(client_conf)
-        name = f"test-{uuid.uuid4().hex[:10]}"
+        name = f"{prefix}{uuid.uuid4().hex[:10]}"
         topic = NewTopic(name, partitions, replication_factor, config=configs)
         admin.create_topics([topic])[name].result(timeout=30)
         made.append(name)

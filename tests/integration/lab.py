@@ -11,21 +11,13 @@ from pathlib import Path
 import testinfra
 import yaml
 
+from kafkakit.admin import read_client_conf
+
 ROOT = Path(__file__).resolve().parents[2]
 INVENTORY = Path(os.environ.get("KAFKAKIT_INVENTORY", ROOT / "build/lab/hosts.yml"))
 # What playbooks get as -i: the inventory directory, with its group_vars.
 ANSIBLE_INVENTORY = Path(os.environ.get("KAFKAKIT_ANSIBLE_INVENTORY", ROOT / "inventories/local"))
 CLIENT_DIR = Path(os.environ.get("KAFKAKIT_CLIENT_DIR", ROOT / "build/lab"))
-
-
-def read_client_conf(path: Path) -> dict[str, str]:
-    conf = {}
-    for line in path.read_text().splitlines():
-        line = line.strip()
-        if line and not line.startswith("#"):
-            key, _, value = line.partition("=")
-            conf[key.strip()] = value.strip()
-    return conf
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,9 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from kafkakit.admin import read_client_conf
 from tests.integration.clients import consumer, produce_sequence
-from tests.integration.lab import CLIENT_DIR, read_client_conf
+from tests.integration.lab import CLIENT_DIR
 
 
 def user_conf(name: str) -> dict[str, str]:

@@ -9,15 +9,12 @@ import time
 import pytest
 
 from tests.integration.clients import ProduceReport, produce_sequence, read_all
+from tests.integration.conftest import leader_of
 
 
-def leader_of(admin, topic: str, partition: int = 0) -> int:
-    return admin.list_topics(topic=topic, timeout=10).topics[topic].partitions[partition].leader
-
-
-def test_sigkill_of_the_leader_elects_a_new_one_and_loses_nothing(lab, admin, client_conf, new_topic, healthy_after):
+def test_sigkill_of_the_leader_elects_a_new_one_and_loses_nothing(lab, client_conf, new_topic, healthy_after):
     topic = new_topic(partitions=1, replication_factor=3)
-    old_leader = leader_of(admin, topic)
+    old_leader = leader_of(client_conf, topic)
     victim = lab.testinfra(lab.broker_by_id(old_leader))
 
     report = ProduceReport()
@@ -35,7 +32,7 @@ def test_sigkill_of_the_leader_elects_a_new_one_and_loses_nothing(lab, admin, cl
     deadline = time.monotonic() + 60
     new_leader = old_leader
     while time.monotonic() < deadline and new_leader in (old_leader, -1):
-        new_leader = leader_of(admin, topic)
+        new_leader = leader_of(client_conf, topic)
         time.sleep(0.5)
     load.join(240)
 

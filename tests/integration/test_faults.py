@@ -21,7 +21,7 @@ from confluent_kafka.admin import NewTopic
 
 from kafkakit.admin import cluster_health
 from tests.integration.clients import ProduceReport, produce_sequence, read_all
-from tests.integration.conftest import fresh_admin
+from tests.integration.conftest import controller_id, fresh_admin, leader_of, wait_until
 from tests.integration.test_failover import zookeeper_mode
 from tests.integration.test_idempotence import run_playbook
 
@@ -60,16 +60,6 @@ def table() -> Iterator[None]:
             print(outcome.row())
 
 
-def controller_id(conf: dict[str, str]) -> int:
-    """The active controller, or -1 while there is none (an election is running)."""
-    admin = fresh_admin(conf)
-    try:
-        controller = admin.describe_cluster(request_timeout=10).result(timeout=15).controller
-    except KafkaException:
-        return -1
-    return -1 if controller is None else controller.id
-
-
 def create_topic(conf: dict[str, str], topic: str) -> None:
     """Create the scenario's topic; retried while the previous fault's controller move settles."""
     deadline = time.monotonic() + 120
@@ -85,18 +75,6 @@ def create_topic(conf: dict[str, str], topic: str) -> None:
                 raise
             assert time.monotonic() < deadline, f"cannot create {topic}: {exc}"
             time.sleep(1)
-
-
-def leader_of(conf: dict[str, str], topic: str) -> int:
-    admin = fresh_admin(conf)
-    return admin.list_topics(topic=topic, timeout=10).topics[topic].partitions[0].leader
-
-
-def wait_until(what: str, check: Callable[[], bool], timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, f"{what}: not within {timeout}s"
-        time.sleep(0.5)
 
 
 def drop_topic(conf: dict[str, str], topic: str) -> None:

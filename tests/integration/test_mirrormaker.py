@@ -16,7 +16,7 @@ from kafkakit import dr_drill
 from kafkakit.admin import wait_healthy
 from kafkakit.mirror_lag import mirror_state, wait_mirror
 from tests.integration.clients import ProduceReport, produce_sequence, read_all
-from tests.integration.conftest import fresh_admin
+from tests.integration.conftest import controller_id, fresh_admin, wait_until
 from tests.integration.lab import ROOT, Lab
 from tests.integration.test_idempotence import run_playbook
 
@@ -40,15 +40,6 @@ def split(conf: dict[str, str]) -> tuple[str, dict[str, str]]:
     return rest.pop("bootstrap.servers"), rest
 
 
-def wait_for(what: str, check: Callable[[], bool], timeout: float) -> float:
-    """Seconds until check() held; fails after timeout."""
-    start = time.monotonic()
-    while not check():
-        assert time.monotonic() - start < timeout, f"{what}: not within {timeout}s"
-        time.sleep(0.5)
-    return time.monotonic() - start
-
-
 def topic_partitions(conf: dict[str, str], topic: str) -> int:
     meta = fresh_admin(conf).list_topics(timeout=10).topics.get(topic)
     return 0 if meta is None or meta.error is not None else len(meta.partitions)
@@ -64,7 +55,7 @@ def mirrored_topic(client_conf: dict[str, str], dc2_conf: dict[str, str]) -> Ite
         admin = fresh_admin(client_conf)
         admin.create_topics([NewTopic(name, partitions, 3, config=configs)])[name].result(30)
         made.append(name)
-        wait_for("leaders", lambda: topic_partitions(client_conf, name) == partitions, 30)
+        wait_until("leaders", lambda: topic_partitions(client_conf, name) == partitions, 30)
         return name
 
     yield make
@@ -98,7 +89,7 @@ def flow_state(client_conf: dict[str, str], dc2_conf: dict[str, str], topic: str
 def test_a_new_topic_appears_in_dc2_with_its_partitions_and_configs(client_conf, dc2_conf, mirrored_topic):
     topic = mirrored_topic(partitions=4, **{"retention.ms": "3600000", "max.message.bytes": "524288"})
     # Picked up by the next topic refresh; allow three intervals for MM2's task reconfiguration.
-    took = wait_for("mirrored topic", lambda: topic_partitions(dc2_conf, remote(topic)) == 4, 3 * REFRESH_S + 30)
+    took = wait_until("mirrored topic", lambda: topic_partitions(dc2_conf, remote(topic)) == 4, 3 * REFRESH_S + 30)
 
     def synced() -> bool:
         res = ConfigResource(ResourceType.TOPIC, remote(topic))
@@ -106,7 +97,7 @@ def test_a_new_topic_appears_in_dc2_with_its_partitions_and_configs(client_conf,
         configs = admin.describe_configs([res])[res].result(timeout=10)
         return configs["retention.ms"].value == "3600000" and configs["max.message.bytes"].value == "524288"
 
-    wait_for("topic configs", synced, 3 * REFRESH_S + 30)
+    wait_until("topic configs", synced, 3 * REFRESH_S + 30)
     print(f"\n{remote(topic)} appeared in {TARGET} {took:.1f}s after its creation in {SOURCE}")
 
 
@@ -118,7 +109,7 @@ def test_keyed_messages_all_arrive_in_order_per_partition(client_conf, dc2_conf,
     assert report.failed == [] and len(report.acked) == count
     source_partition = {d.seq: d.partition for d in report.acked}
 
-    wait_for("mirrored topic", lambda: topic_partitions(dc2_conf, remote(topic)) == 6, 3 * REFRESH_S + 30)
+    wait_until("mirrored topic", lambda: topic_partitions(dc2_conf, remote(topic)) == 6, 3 * REFRESH_S + 30)
     got = read_all(dc2_conf, remote(topic), count, timeout=120)
     seqs = [int(m.value().decode().split(":")[1]) for m in got]
     assert set(seqs) == set(range(count)), f"{count - len(set(seqs))} messages missing in {TARGET}"
@@ -131,7 +122,7 @@ def test_keyed_messages_all_arrive_in_order_per_partition(client_conf, dc2_conf,
 
 def test_a_group_resumes_in_dc2_from_its_translated_offsets_without_skipping(client_conf, dc2_conf, mirrored_topic):
     topic = mirrored_topic(partitions=6)
-    wait_for("mirrored topic", lambda: topic_partitions(dc2_conf, remote(topic)) == 6, 3 * REFRESH_S + 30)
+    wait_until("mirrored topic", lambda: topic_partitions(dc2_conf, remote(topic)) == 6, 3 * REFRESH_S + 30)
     src_bootstrap, admin_conf = split(client_conf)
     prepared = dr_drill.prepare(
         source=SOURCE,
@@ -175,7 +166,7 @@ def test_mm2_restart_and_a_source_broker_restart_lose_nothing(
     lab, client_conf, dc2_conf, mirrored_topic, healthy_after
 ):
     topic = mirrored_topic(partitions=6)
-    wait_for("mirrored topic", lambda: topic_partitions(dc2_conf, remote(topic)) == 6, 3 * REFRESH_S + 30)
+    wait_until("mirrored topic", lambda: topic_partitions(dc2_conf, remote(topic)) == 6, 3 * REFRESH_S + 30)
     count = 6000
     report = ProduceReport()
     load = threading.Thread(
@@ -184,12 +175,11 @@ def test_mm2_restart_and_a_source_broker_restart_lose_nothing(
         kwargs={"keys": [f"k{i}" for i in range(6)], "rate_per_s": 200, "report": report},
     )
     load.start()
-    wait_for("first third of the load", lambda: len(report.acked) >= count // 3, 120)
+    wait_until("first third of the load", lambda: len(report.acked) >= count // 3, 120)
     mm2_host(lab).run_test("systemctl restart kafka-mirrormaker")
-    wait_for("second third of the load", lambda: len(report.acked) >= 2 * count // 3, 120)
+    wait_until("second third of the load", lambda: len(report.acked) >= 2 * count // 3, 120)
     # A broker that is not the controller, so the restart is about partition leadership only.
-    admin = fresh_admin(client_conf)
-    controller = admin.describe_cluster().result(timeout=10).controller.id
+    controller = controller_id(client_conf)
     victim = next(b for b in lab.brokers(SOURCE) if b.broker_id != controller)
     lab.testinfra(victim).run_test("systemctl restart kafka")
     load.join(300)
@@ -207,7 +197,7 @@ def test_mm2_restart_and_a_source_broker_restart_lose_nothing(
 
 def test_the_lag_check_sees_a_stopped_mirrormaker_fall_behind_and_catch_up(lab, client_conf, dc2_conf, mirrored_topic):
     topic = mirrored_topic(partitions=3)
-    wait_for("mirrored topic", lambda: topic_partitions(dc2_conf, remote(topic)) == 3, 3 * REFRESH_S + 30)
+    wait_until("mirrored topic", lambda: topic_partitions(dc2_conf, remote(topic)) == 3, 3 * REFRESH_S + 30)
     host = mm2_host(lab)
     host.run_test("systemctl stop kafka-mirrormaker")
     try:

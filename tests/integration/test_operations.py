@@ -8,7 +8,7 @@ import time
 
 from kafkakit.admin import cluster_health
 from tests.integration.clients import ProduceReport, produce_sequence, read_all
-from tests.integration.conftest import fresh_admin
+from tests.integration.conftest import controller_id, fresh_admin
 from tests.integration.test_idempotence import playbook_process, recap, run_playbook
 
 
@@ -22,8 +22,7 @@ def restart_order(output: str) -> list[str]:
 
 
 def test_the_roll_refuses_to_start_on_an_unhealthy_cluster(lab, client_conf, healthy_after):
-    admin = fresh_admin(client_conf)
-    controller = admin.describe_cluster().result(timeout=10).controller.id
+    controller = controller_id(client_conf)
     victim = next(b for b in lab.brokers("dc1") if b.broker_id != controller)
     others = {b.name: lab.testinfra(b) for b in lab.brokers("dc1") if b.name != victim.name}
     before = {name: started_at(h) for name, h in others.items()}
@@ -45,8 +44,7 @@ def test_the_roll_refuses_to_start_on_an_unhealthy_cluster(lab, client_conf, hea
 
 def test_the_roll_under_load_fails_no_send_and_restarts_the_controller_last(lab, client_conf, new_topic, healthy_after):
     topic = new_topic(partitions=6, replication_factor=3)
-    admin = fresh_admin(client_conf)
-    controller = admin.describe_cluster().result(timeout=10).controller.id
+    controller = controller_id(client_conf)
     count = 12000
     report = ProduceReport()
     stop = threading.Event()

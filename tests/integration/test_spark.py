@@ -5,20 +5,11 @@ from __future__ import annotations
 
 import random
 import re
-import uuid
 from collections.abc import Callable, Iterator
 
 import pytest
-from confluent_kafka.admin import (
-    AclBinding,
-    AclBindingFilter,
-    AclOperation,
-    AclPermissionType,
-    NewTopic,
-    ResourcePatternType,
-    ResourceType,
-)
 
+from kafkakit.acls import AclKey, to_binding, to_exact_filter
 from tests.integration.conftest import fresh_admin
 from tests.integration.lab import Lab
 from tests.integration.spark_lab import (
@@ -46,22 +37,9 @@ def spark(lab: Lab) -> SparkCluster:
 
 
 @pytest.fixture
-def spark_topic(client_conf: dict[str, str]) -> Iterator[Callable[[], str]]:
+def spark_topic(new_topic: Callable[..., str]) -> Callable[[], str]:
     """Topics under the spark principal's prefix, deleted afterwards."""
-    made: list[str] = []
-
-    def make() -> str:
-        name = f"{TOPIC_PREFIX}test-{uuid.uuid4().hex[:10]}"
-        admin = fresh_admin(client_conf)
-        admin.create_topics([NewTopic(name, 3, 3)])[name].result(timeout=30)
-        made.append(name)
-        return name
-
-    yield make
-    if made:
-        admin = fresh_admin(client_conf)
-        for f in admin.delete_topics(made).values():
-            f.result(timeout=30)
+    return lambda: new_topic(partitions=3, replication_factor=3, prefix=f"{TOPIC_PREFIX}test-")
 
 
 @pytest.fixture
@@ -81,25 +59,10 @@ def test_smoke_job_passes_on_the_cluster(spark: SparkCluster, spark_topic: Calla
     assert any(name.startswith("kafkakit-smoke-") for name in apps), apps
 
 
-WRITE_ACL = AclBinding(
-    ResourceType.TOPIC,
-    TOPIC_PREFIX,
-    ResourcePatternType.PREFIXED,
-    "User:spark",
-    "*",
-    AclOperation.WRITE,
-    AclPermissionType.ALLOW,
-)
-
-WRITE_ACL_FILTER = AclBindingFilter(
-    ResourceType.TOPIC,
-    TOPIC_PREFIX,
-    ResourcePatternType.PREFIXED,
-    "User:spark",
-    "*",
-    AclOperation.WRITE,
-    AclPermissionType.ALLOW,
-)
+# The spark principal's WRITE grant on its prefix, as kafka_spark_acls declares it.
+WRITE_KEY = AclKey("User:spark", "topic", TOPIC_PREFIX, "prefixed", "WRITE", "ALLOW", "*")
+WRITE_ACL = to_binding(WRITE_KEY)
+WRITE_ACL_FILTER = to_exact_filter(WRITE_KEY)
 
 
 def test_smoke_job_fails_without_its_acl(

@@ -37,10 +37,20 @@ def kafkakit_controller_hosts(hosts: list[str], hostvars: Any, controllers: dict
     return [h for h in hosts if controllers.get(str(hostvars[h]["dc"]), -1) == int(hostvars[h].get("broker_id", -2))]
 
 
+def kafkakit_bootstrap_by_dc(groups: Any, hostvars: Any, port: int) -> dict[str, str]:
+    """Each data centre's client bootstrap list, from its brokers' private IPs."""
+    by_dc: dict[str, list[str]] = {}
+    for host in groups.get("kafka_broker", []):
+        hv = hostvars[host]
+        by_dc.setdefault(str(hv["dc"]), []).append(f"{hv['private_ip']}:{port}")
+    return {dc: ",".join(addrs) for dc, addrs in by_dc.items()}
+
+
 class FilterModule:
     def filters(self) -> dict[str, Any]:
         return {
             "kafkakit_lab_inventory": kafkakit_lab_inventory,
             "kafkakit_preflight_errors": kafkakit_preflight_errors,
             "kafkakit_controller_hosts": kafkakit_controller_hosts,
+            "kafkakit_bootstrap_by_dc": kafkakit_bootstrap_by_dc,
         }

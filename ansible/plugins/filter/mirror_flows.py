@@ -25,15 +25,6 @@ def kafkakit_mirror_synced_prefixes(flows: list[dict], dc: str, policy: str, syn
     return mirror_flows.synced_acl_prefixes(flows, dc, policy, sync_acls)
 
 
-def kafkakit_bootstrap_by_dc(groups: Any, hostvars: Any, port: int) -> dict[str, str]:
-    """Each data centre's client bootstrap list, from its brokers' private IPs."""
-    by_dc: dict[str, list[str]] = {}
-    for host in groups.get("kafka_broker", []):
-        hv = hostvars[host]
-        by_dc.setdefault(str(hv["dc"]), []).append(f"{hv['private_ip']}:{port}")
-    return {dc: ",".join(addrs) for dc, addrs in by_dc.items()}
-
-
 def kafkakit_mirror_include(entries: list[dict]) -> str:
     return mirror_flows.include_regex(entries)
 
@@ -50,6 +41,5 @@ class FilterModule:
             "kafkakit_mirror_dcs": kafkakit_mirror_dcs,
             "kafkakit_mirror_synced_prefixes": kafkakit_mirror_synced_prefixes,
             "kafkakit_mirror_include": kafkakit_mirror_include,
-            "kafkakit_bootstrap_by_dc": kafkakit_bootstrap_by_dc,
             "kafkakit_mirror_excludes": kafkakit_mirror_excludes,
         }
