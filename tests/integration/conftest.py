@@ -52,8 +52,11 @@ def wait_until(what: str, check: Callable[[], bool], timeout: float = 120) -> fl
 
 
 def leader_of(client_conf: dict[str, str], topic: str, partition: int = 0) -> int:
+    """The partition's leader, or -1 while it has none or the answering broker does not know it yet."""
     admin = fresh_admin(client_conf)
-    return admin.list_topics(topic=topic, timeout=10).topics[topic].partitions[partition].leader
+    meta = admin.list_topics(topic=topic, timeout=10).topics.get(topic)
+    found = None if meta is None else meta.partitions.get(partition)
+    return -1 if found is None else found.leader
 
 
 def controller_id(client_conf: dict[str, str]) -> int:
@@ -82,13 +85,14 @@ def new_topic(client_conf: dict[str, str]) -> Iterator[Callable[..., str]]:
         topic = NewTopic(name, partitions, replication_factor, config=configs)
         admin.create_topics([topic])[name].result(timeout=30)
         made.append(name)
-        # Wait until every partition has a leader so the first produce does not race creation.
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
+        # Until every partition has a leader, so the first produce or assign does not race creation.
+        # A broker whose metadata cache lags answers with no partitions at all: that is not ready.
+        def ready() -> bool:
             meta = admin.list_topics(topic=name, timeout=10).topics[name]
-            if meta.error is None and all(p.leader >= 0 for p in meta.partitions.values()):
-                break
-            time.sleep(0.2)
+            leaders = [p.leader for p in meta.partitions.values()]
+            return meta.error is None and len(leaders) == partitions and min(leaders) >= 0
+
+        wait_until(f"leaders for {name}", ready, 30)
         return name
 
     yield make

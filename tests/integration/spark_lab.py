@@ -221,6 +221,7 @@ class SinkReader:
     def __init__(self, conf: dict[str, str], admin: AdminClient, topic: str) -> None:
         self.consumer: Consumer = consumer(conf)
         parts = admin.list_topics(topic=topic, timeout=10).topics[topic].partitions
+        assert parts, f"{topic} has no partitions in the metadata"
         self.consumer.assign([TopicPartition(topic, p, 0) for p in parts])
         self.records: list[dict] = []
 
