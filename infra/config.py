@@ -43,6 +43,7 @@ class InstanceTypes:
     mirrormaker: str = "t3.medium"
     spark_master: str = "t3.medium"
     spark_worker: str = "m6i.large"
+    monitoring: str = "t3.medium"
 
     def by_group(self) -> dict[str, str]:
         return {
@@ -51,6 +52,7 @@ class InstanceTypes:
             "mirrormaker": self.mirrormaker,
             "spark_master": self.spark_master,
             "spark_worker": self.spark_worker,
+            "monitoring": self.monitoring,
         }
 
 
@@ -75,6 +77,13 @@ class SparkConfig:
     data_centre: str = ""
     workers: int = 1
     client_cidrs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class MonitoringConfig:
+    """A Prometheus host per data centre; each scrapes the whole deployment, as the role does."""
+
+    enabled: bool = True
 
 
 @dataclass(frozen=True)
@@ -111,6 +120,7 @@ class StackConfig:
     client_cidrs: tuple[str, ...] = ()
     spark: SparkConfig = SparkConfig()
     mirrormaker: MirrorMakerConfig = MirrorMakerConfig()
+    monitoring: MonitoringConfig = MonitoringConfig()
     nat_gateway: bool = True
     ssm_endpoints: bool = False
     ssh: SshConfig = SshConfig()
@@ -263,6 +273,7 @@ def parse_stack_config(raw: Mapping[str, Any], stack: str) -> StackConfig:
         mirrormaker=types_r.str("mirrormaker", d.mirrormaker) or d.mirrormaker,
         spark_master=types_r.str("sparkMaster", d.spark_master) or d.spark_master,
         spark_worker=types_r.str("sparkWorker", d.spark_worker) or d.spark_worker,
+        monitoring=types_r.str("monitoring", d.monitoring) or d.monitoring,
     )
     types_r.finish()
 
@@ -284,6 +295,10 @@ def parse_stack_config(raw: Mapping[str, Any], stack: str) -> StackConfig:
     )
     mm_r.finish()
 
+    monitoring_r = top.section("monitoring")
+    monitoring = MonitoringConfig(enabled=monitoring_r.bool("enabled", True))
+    monitoring_r.finish()
+
     ssh_r = top.section("ssh")
     ssh = SshConfig(key_name=ssh_r.str("keyName"), cidrs=ssh_r.str_list("cidrs"))
     ssh_r.finish()
@@ -301,6 +316,7 @@ def parse_stack_config(raw: Mapping[str, Any], stack: str) -> StackConfig:
         client_cidrs=top.str_list("clientCidrs"),
         spark=spark,
         mirrormaker=mirrormaker,
+        monitoring=monitoring,
         nat_gateway=top.bool("natGateway", base.nat_gateway),
         ssm_endpoints=top.bool("ssmEndpoints", base.ssm_endpoints),
         ssh=ssh,

@@ -73,6 +73,9 @@ def plan_data_centre(cfg: StackConfig, dc: DataCentreConfig, zones: Sequence[str
             HostPlan(f"{dc.name}-spark-worker-{i + 1}", dc.name, "spark_worker", zone, types.spark_worker)
             for i, zone in enumerate(round_robin(cfg.spark.workers, zones))
         ]
+    if cfg.monitoring.enabled:
+        # One per DC, so the loss of a region is still seen (and alerted on) from the others.
+        hosts.append(HostPlan(f"{dc.name}-monitor-1", dc.name, "monitoring", zones[0], types.monitoring))
     return hosts
 
 

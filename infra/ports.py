@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from kafkakit import monitoring
+
 ZOOKEEPER_CLIENT_PLAIN = 2181  # never opened: the ensemble only serves TLS clients
 ZOOKEEPER_CLIENT_TLS = 2182
 ZOOKEEPER_PEER = 2888
@@ -14,11 +16,20 @@ KAFKA_CLIENT = 9093
 SPARK_MASTER = 7077
 SPARK_MASTER_UI = 8080
 SPARK_WORKER_UI = 8081
-# Spark's driver, executor and block-manager ports are ephemeral unless pinned, so the Spark
-# group talks to itself over the unprivileged range.
+SPARK_DRIVER = 7078  # spark_driver_port of the spark role
+SPARK_BLOCK_MANAGER = 7079  # spark_block_manager_port; Spark tries the next ports when it is taken
+# The worker daemon's RPC port is ephemeral (the role does not pin it) and the master connects
+# back to it, so the Spark group talks to itself over the unprivileged range.
 SPARK_INTERNAL = (1024, 65535)
 
 MIRRORMAKER_REST = 8083  # dedicated MM2 nodes forward task configs to each other over REST
+
+# The Ansible side's constants, so Prometheus scrapes the ports the security groups open.
+PROMETHEUS = monitoring.PROMETHEUS_PORT
+NODE_EXPORTER = monitoring.NODE_EXPORTER_PORT
+JMX_KAFKA_BROKER = monitoring.JMX_PORTS["kafka_broker"]
+JMX_ZOOKEEPER = monitoring.JMX_PORTS["zookeeper"]
+JMX_MIRRORMAKER = monitoring.JMX_PORTS["mirrormaker"]
 
 SSH = 22
 HTTPS = 443
@@ -37,7 +48,15 @@ DATA_PORTS: frozenset[int] = frozenset(
         SPARK_MASTER,
         SPARK_MASTER_UI,
         SPARK_WORKER_UI,
+        SPARK_DRIVER,
+        SPARK_BLOCK_MANAGER,
         MIRRORMAKER_REST,
+        # Metrics endpoints answer without authentication.
+        PROMETHEUS,
+        NODE_EXPORTER,
+        JMX_KAFKA_BROKER,
+        JMX_ZOOKEEPER,
+        JMX_MIRRORMAKER,
     }
 )
 

@@ -16,6 +16,7 @@ from infra.encryption import DataEncryptionKey
 from infra.hosts import HostEnvironment, HostGroup
 from infra.kafka import KafkaCluster
 from infra.mirrormaker import MirrorMakerGroup
+from infra.monitoring import MonitoringHosts
 from infra.network import DataCentreNetwork
 from infra.outputs import inventory_output
 from infra.peering import DataCentrePeering
@@ -83,6 +84,7 @@ def build_stack(cfg: StackConfig) -> dict[str, Any]:
             peer_cidrs=[o.vpc_cidr for o in cfg.data_centres if o.name != dc.name],
             with_spark=cfg.spark.enabled and cfg.spark.data_centre == dc.name,
             with_mirrormaker=mm.hosts > 0 and mm.target == dc.name,
+            with_monitoring=cfg.monitoring.enabled,
             tagger=tagger,
             provider=p,
         )
@@ -125,6 +127,11 @@ def build_stack(cfg: StackConfig) -> dict[str, Any]:
             mm2 = MirrorMakerGroup(dc.name, plans, env, sg["mirrormaker"])
             mm2.allow_into(sgs[mm.source])
             groups.append((mm2, bucket))
+        if "monitoring" in sg:
+            monitor = MonitoringHosts(dc.name, plans, env, sg["monitoring"])
+            # The role scrapes every host of the inventory, the other regions' included.
+            monitor.allow_into(other for name, other in sgs.items() if name != dc.name)
+            groups.append((monitor, bucket))
 
     return {
         "inventory": inventory_output(groups, cfg),

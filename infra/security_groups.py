@@ -3,10 +3,16 @@
 Ingress, port by port:
   ZooKeeper 2182 (TLS client)  from ZooKeeper and the brokers;  2888/3888  from ZooKeeper only
   Kafka 9091 (inter-broker)    from the brokers only
-  Kafka 9093 (SASL_SSL client) from the brokers, MM2, Spark, the declared client CIDRs/groups,
-                               and the remote MM2 hosts (by /32: groups do not cross regions)
-  Spark internal range         from the Spark group only; 7077/8080/8081 from declared Spark clients
+  Kafka 9093 (SASL_SSL client) from the brokers, MM2, Spark, monitoring, the declared client
+                               CIDRs/groups, and the remote MM2 and monitoring hosts (by /32:
+                               groups do not cross regions)
+  Spark internal range         from the Spark group only (7077, driver 7078, block manager 7079,
+                               the workers' ephemeral RPC port), and SSH 22 for the sshfs share;
+                               7077 from declared Spark clients; UIs 8080/8081 from admin CIDRs
   MM2 REST 8083                from the MM2 group only
+  JMX agents 7071/7072/7073, node exporter 9100
+                               from the monitoring groups of every data centre (remote by /32)
+  Prometheus 9090              from admin CIDRs only
   SSH 22                       nowhere, unless the stack declares admin CIDRs
 Nothing is open to 0.0.0.0/0. Egress: HTTP(S) out (packages, archives, AWS APIs) and
 anything to the own and peered VPCs (the other side's ingress rules decide).
@@ -24,6 +30,13 @@ from infra import ports
 from infra.config import DataCentreConfig, StackConfig
 from infra.tagging import Tagger
 
+# What Prometheus scrapes (and the lag exporter reads as a Kafka client), per scraped group.
+SCRAPED_PORTS: dict[str, tuple[int, ...]] = {
+    "zookeeper": (ports.JMX_ZOOKEEPER, ports.NODE_EXPORTER),
+    "kafka": (ports.JMX_KAFKA_BROKER, ports.NODE_EXPORTER, ports.KAFKA_CLIENT),
+    "mirrormaker": (ports.JMX_MIRRORMAKER, ports.NODE_EXPORTER),
+}
+
 
 @dataclass(frozen=True)
 class Source:
@@ -35,7 +48,7 @@ class Source:
 
 
 class ClusterSecurityGroups(pulumi.ComponentResource):
-    """One data centre's groups, keyed by component: zookeeper, kafka, spark, mirrormaker."""
+    """One data centre's groups, keyed by component: zookeeper, kafka, spark, mirrormaker, monitoring."""
 
     groups: dict[str, aws.ec2.SecurityGroup]
 
@@ -48,6 +61,7 @@ class ClusterSecurityGroups(pulumi.ComponentResource):
         peer_cidrs: Sequence[str],
         with_spark: bool,
         with_mirrormaker: bool,
+        with_monitoring: bool,
         tagger: Tagger,
         provider: aws.Provider,
     ) -> None:
@@ -63,6 +77,7 @@ class ClusterSecurityGroups(pulumi.ComponentResource):
         wanted = ["zookeeper", "kafka"]
         wanted += ["spark"] if with_spark else []
         wanted += ["mirrormaker"] if with_mirrormaker else []
+        wanted += ["monitoring"] if with_monitoring else []
         self.groups = {
             g: aws.ec2.SecurityGroup(
                 f"{dc.name}-{g}-sg",
@@ -75,6 +90,8 @@ class ClusterSecurityGroups(pulumi.ComponentResource):
             for g in wanted
         }
         zk, kafka = self.source("zookeeper"), self.source("kafka")
+        # The one admin source: the networks SSH is allowed from.
+        admins = [Source(f"admin{i}", cidr=c) for i, c in enumerate(cfg.ssh.cidrs)]
 
         self.allow("zookeeper", ports.ZOOKEEPER_CLIENT_TLS, [zk, kafka], "ZooKeeper TLS clients")
         self.allow("zookeeper", ports.ZOOKEEPER_PEER, [zk], "ZooKeeper quorum")
@@ -93,13 +110,18 @@ class ClusterSecurityGroups(pulumi.ComponentResource):
         if with_spark:
             spark = self.source("spark")
             self.allow("spark", ports.SPARK_INTERNAL, [spark], "Spark master, workers, executors")
+            # Workers mount the master's shared folder over SFTP (spark_shared_storage: sshfs).
+            self.allow("spark", ports.SSH, [spark], "Spark shared folder over sshfs")
             spark_clients = [Source(f"sparkclient{i}", cidr=c) for i, c in enumerate(cfg.spark.client_cidrs)]
-            for port in (ports.SPARK_MASTER, ports.SPARK_MASTER_UI, ports.SPARK_WORKER_UI):
-                self.allow("spark", port, spark_clients, "Spark clients")
+            self.allow("spark", ports.SPARK_MASTER, spark_clients, "Spark clients")
+            for port in (ports.SPARK_MASTER_UI, ports.SPARK_WORKER_UI):
+                self.allow("spark", port, admins, "Spark UI from declared admin networks")
         if with_mirrormaker:
             self.allow("mirrormaker", ports.MIRRORMAKER_REST, [self.source("mirrormaker")], "MM2 nodes")
+        if with_monitoring:
+            self.allow_scrapes([self.source("monitoring")])
+            self.allow("monitoring", ports.PROMETHEUS, admins, "Prometheus from declared admin networks")
 
-        admins = [Source(f"admin{i}", cidr=c) for i, c in enumerate(cfg.ssh.cidrs)]
         for g in self.groups:
             self.allow(g, ports.SSH, admins, "SSH from declared admin networks")
             self._egress(g, dc.vpc_cidr, peer_cidrs)
@@ -131,6 +153,13 @@ class ClusterSecurityGroups(pulumi.ComponentResource):
                 tags=self.tagger(name, DataCentre=self.dc),
                 opts=self.opts,
             )
+
+    def allow_scrapes(self, sources: Sequence[Source]) -> None:
+        """Let Prometheus (and the lag exporter) at `sources` reach every scraped group here."""
+        for group, scraped in SCRAPED_PORTS.items():
+            if group in self.groups:
+                for port in scraped:
+                    self.allow(group, port, sources, "metrics scrapes and consumer-lag reads")
 
     def _egress(self, group: str, vpc_cidr: str, peer_cidrs: Sequence[str]) -> None:
         sg = self.groups[group].id

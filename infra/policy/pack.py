@@ -16,7 +16,7 @@ PACK_NAME = "kafkakit-guardrails"
 
 DESCRIPTIONS = {
     "data-volume-encryption": "EBS volumes encrypted; data volumes with a customer-managed key.",
-    "no-public-ingress-to-data-ports": "No ZooKeeper, Kafka, Spark or MM2 port open to the world.",
+    "no-public-ingress-to-data-ports": "No ZooKeeper, Kafka, Spark, MM2 or metrics port open to the world.",
     "imdsv2-required": "Instances and launch templates require IMDSv2 session tokens.",
     "no-public-ip-on-hosts": "Instances never get a public IP address.",
 }

@@ -54,7 +54,7 @@ def test_every_config_key_is_in_the_docs_table() -> None:
     seen: set[str] = set()
     raw = {
         "dataCentres": [{"name": "dc1", "region": "eu-west-1", "vpcCidr": "10.1.0.0/16"}],
-        **{k: {} for k in ("instanceTypes", "spark", "mirrormaker", "ssh")},
+        **{k: {} for k in ("instanceTypes", "spark", "mirrormaker", "monitoring", "ssh")},
         **{k: {} for k in ("kafkaVolume", "zookeeperVolume")},
     }
     parse_stack_config(Recorder(raw, "kafkakit:", seen), stack="docs")

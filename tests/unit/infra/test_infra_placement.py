@@ -59,9 +59,9 @@ def test_instance_counts_of_the_example_stacks() -> None:
         "mirrormaker": 1,
         "spark_master": 1,
         "spark_worker": 1,
-        "monitoring": 0,  # the Pulumi program adds no monitoring host yet (issue 9)
+        "monitoring": 2,  # one per data centre
     }
-    assert sum(production.values()) == 24 and production["kafka_broker"] == 12
+    assert sum(production.values()) == 26 and production["kafka_broker"] == 12
 
 
 @pytest.mark.parametrize("cidr", ["10.10.0.0/16", "172.16.0.0/20", "192.168.4.0/24"])

@@ -208,18 +208,33 @@ def test_security_groups_allow_exactly_the_declared_paths(small: StackRun) -> No
         ("kafka", 9093, 9093, vpn),
     }
     mm2_ip = small.named("dc2-mm2-1", INSTANCE).state["privateIp"]
+    mon1 = small.named("dc1-monitor-1", INSTANCE).state["privateIp"] + "/32"
+    mon2 = small.named("dc2-monitor-1", INSTANCE).state["privateIp"] + "/32"
+
+    def scrapes(source: str, with_mm2: bool) -> set[tuple[str, int, int, str]]:
+        rows = {
+            ("zookeeper", 7072, 7072, source),
+            ("zookeeper", 9100, 9100, source),
+            ("kafka", 7071, 7071, source),
+            ("kafka", 9100, 9100, source),
+            ("kafka", 9093, 9093, source),
+        }
+        if with_mm2:
+            rows |= {("mirrormaker", 7073, 7073, source), ("mirrormaker", 9100, 9100, source)}
+        return rows
+
+    # The small stack declares no admin networks: the UIs (9090, 8080, 8081) open to no one.
     assert ingress_table(small, "dc1") == zookeeper | kafka | {
         ("kafka", 9093, 9093, "spark"),
         ("kafka", 9093, 9093, f"{mm2_ip}/32"),  # MM2 from the other region, by address
         ("spark", 1024, 65535, "spark"),
+        ("spark", 22, 22, "spark"),
         ("spark", 7077, 7077, vpn),
-        ("spark", 8080, 8080, vpn),
-        ("spark", 8081, 8081, vpn),
-    }
+    } | scrapes("monitoring", with_mm2=False) | scrapes(mon2, with_mm2=False)
     assert ingress_table(small, "dc2") == zookeeper | kafka | {
         ("kafka", 9093, 9093, "mirrormaker"),
         ("mirrormaker", 8083, 8083, "mirrormaker"),
-    }
+    } | scrapes("monitoring", with_mm2=True) | scrapes(mon1, with_mm2=True)
 
 
 def test_nothing_is_open_to_the_world_on_the_way_in(example: StackRun) -> None:
@@ -238,6 +253,7 @@ def test_hosts_sit_only_in_their_components_group(example: StackRun) -> None:
         "mirrormaker": "mirrormaker",
         "spark_master": "spark",
         "spark_worker": "spark",
+        "monitoring": "monitoring",
     }
     for i in example.of(INSTANCE):
         groups = [roles[g] for g in i.inputs["vpcSecurityGroupIds"]]
@@ -262,9 +278,13 @@ def test_egress_is_web_out_plus_own_and_peered_vpcs(small: StackRun) -> None:
 def test_ssh_opens_only_when_declared_and_only_from_admin_networks() -> None:
     cfg = _one_dc(ssh=SshConfig(key_name="ops", cidrs=("172.16.5.0/24",)))
     run = run_stack(cfg)
-    ssh = [r for r in run.of(INGRESS) if r.inputs["fromPort"] == 22]
+    ssh = [r for r in run.of(INGRESS) if r.inputs["fromPort"] == 22 and "cidrIpv4" in r.inputs]
     assert {r.inputs["cidrIpv4"] for r in ssh} == {"172.16.5.0/24"}
     assert len(ssh) == len(run.of(SG))  # every component group, nothing else
+    # Besides the admins, only the Spark workers' sshfs mount of the master, within the group.
+    (sshfs,) = [r for r in run.of(INGRESS) if r.inputs["fromPort"] == 22 and "cidrIpv4" not in r.inputs]
+    assert sshfs.inputs["referencedSecurityGroupId"] == sshfs.inputs["securityGroupId"]
+    assert run.by_id(sshfs.inputs["securityGroupId"]).inputs["tags"]["Role"] == "spark"
     assert {i.inputs["keyName"] for i in run.of(INSTANCE)} == {"ops"}
 
 
