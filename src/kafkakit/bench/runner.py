@@ -1,0 +1,150 @@
+"""Runs a plan through a runner callable: set-up, warm-up or calibration, interleaved repetitions,
+clean-up. The runner executes one argv and returns its output (stdout, stderr may be mixed in);
+it raises when the command fails."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from kafkakit.bench.parsers import (
+    ConsumerResult,
+    LatencyResult,
+    ProducerResult,
+    parse_consumer,
+    parse_end_to_end,
+    parse_producer,
+)
+from kafkakit.bench.plan import Case, interleave
+
+Runner = Callable[[list[str]], str]
+Progress = Callable[[str], None]
+
+DEFAULT_RECORDS = 200_000
+WARMUP_RECORDS = {"producer": 50_000, "consumer": 50_000, "latency": 500}
+MIN_RECORDS = {"producer": 10_000, "consumer": 10_000, "latency": 200}
+# --seconds sizes runs from a calibration rate; this bounds a fast calibration's disk use.
+MAX_RECORDS = 5_000_000
+
+Result = ProducerResult | ConsumerResult | LatencyResult
+PARSERS: dict[str, Callable[[str], Result]] = {
+    "producer": parse_producer,
+    "consumer": parse_consumer,
+    "latency": parse_end_to_end,
+}
+
+
+@dataclass(frozen=True)
+class Measurement:
+    case: str
+    repetition: int
+    records: int
+    metrics: dict[str, float] = field(default_factory=dict)
+    error: str | None = None
+    elapsed_s: float = 0.0
+    output: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def rate_of(result: Result) -> float:
+    """Records per second, for sizing runs to a duration. EndToEndLatency sends one record at a
+    time and waits for it, so its rate is the inverse of the mean latency."""
+    if isinstance(result, LatencyResult):
+        return 1000.0 / result.avg_ms if result.avg_ms > 0 else 0.0
+    return result.records_per_sec
+
+
+def records_for(tool: str, rate: float, seconds: float) -> int:
+    return max(MIN_RECORDS[tool], min(MAX_RECORDS, int(rate * seconds)))
+
+
+def measure(case: Case, run: Runner, repetition: int, records: int, tag: str) -> Measurement:
+    start = time.monotonic()
+    output = ""
+    try:
+        output = run(case.command(records, f"{tag}-{repetition}"))
+        result = PARSERS[case.tool](output)
+    except Exception as exc:  # one broken run must not lose the others' results
+        return Measurement(case.name, repetition, records, error=f"{type(exc).__name__}: {exc}", output=output)
+    elapsed = time.monotonic() - start
+    metrics = result.metrics()
+    if isinstance(result, ConsumerResult) and not result.complete:
+        # Its rates include the idle wait until --timeout: kept for the record, left out of stats.
+        error = f"read {result.records} of {records} records before the consumer's --timeout"
+        return Measurement(case.name, repetition, records, metrics, error, elapsed, output)
+    return Measurement(case.name, repetition, records, metrics, None, elapsed, output)
+
+
+def prepare(case: Case, run: Runner, records: int | None, seconds: float | None, tag: str, say: Progress) -> int:
+    """Set-up, data for consumers, warm-up; returns the record count of each measured run."""
+    for command in case.setup:
+        run(list(command))
+    warm = WARMUP_RECORDS[case.tool]
+    if seconds is not None:
+        # The calibration run doubles as the JVM / page-cache warm-up of a producer or latency
+        # case; a consumer's is a producer run that also starts filling its topic.
+        calibration = case.fill_command(warm) or case.command(warm, f"{tag}-calibrate")
+        result = PARSERS["producer" if case.fill else case.tool](run(calibration))
+        n = records_for(case.tool, rate_of(result), seconds)
+        say(f"{case.name}: {rate_of(result):.0f} records/s in calibration -> {n} records per run")
+    else:
+        n = records or DEFAULT_RECORDS
+    fill = case.fill_command(n)
+    if fill:
+        PARSERS["producer"](run(fill))
+    if seconds is None or case.fill:
+        PARSERS[case.tool](run(case.command(min(warm, n), f"{tag}-warmup")))
+    return n
+
+
+def run_plan(
+    cases: Sequence[Case],
+    run: Runner,
+    *,
+    repetitions: int = 3,
+    records: int | None = None,
+    seconds: float | None = None,
+    tag: str | None = None,
+    progress: Progress | None = None,
+) -> list[Measurement]:
+    """Measure every case `repetitions` times, interleaved; failures become Measurements with
+    an error rather than exceptions, and every case's teardown runs at the end."""
+    if records is not None and seconds is not None:
+        raise ValueError("give records or seconds, not both")
+    if repetitions < 1:
+        raise ValueError("repetitions must be at least 1")
+    say = progress or (lambda _msg: None)
+    # A fresh tag per bench run keeps consumer groups of earlier runs out of the way.
+    tag = tag or time.strftime("%Y%m%d%H%M%S")
+    sizes: dict[str, int] = {}
+    results: list[Measurement] = []
+    try:
+        for case in cases:
+            try:
+                sizes[case.name] = prepare(case, run, records, seconds, tag, say)
+            except Exception as exc:
+                say(f"{case.name}: preparation failed, skipping it: {exc}")
+                results.append(Measurement(case.name, -1, 0, error=f"preparation: {type(exc).__name__}: {exc}"))
+        order = [(rep, case) for rep, case in interleave(cases, repetitions) if case.name in sizes]
+        for i, (rep, case) in enumerate(order, 1):
+            m = measure(case, run, rep, sizes[case.name], tag)
+            say(f"[{i}/{len(order)}] {case.name} #{rep + 1}: " + (m.error or _headline(case, m)))
+            results.append(m)
+    finally:
+        for case in cases:
+            for command in case.teardown:
+                try:
+                    run(list(command))
+                except Exception as exc:  # clean-up is best effort; the results stand
+                    say(f"{case.name}: teardown failed: {exc}")
+    return results
+
+
+def _headline(case: Case, m: Measurement) -> str:
+    if case.tool == "latency":
+        return f"avg {m.metrics['avg_ms']:.2f} ms, p99 {m.metrics['p99_ms']:.0f} ms"
+    return f"{m.metrics['records_per_sec']:.0f} records/s, {m.metrics['mb_per_sec']:.2f} MB/s"
