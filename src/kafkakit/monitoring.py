@@ -17,17 +17,19 @@ import yaml
 JMX_PORTS: dict[str, int] = {"kafka_broker": 7071, "zookeeper": 7072, "mirrormaker": 7073}
 NODE_EXPORTER_PORT = 9100
 PROMETHEUS_PORT = 9090
+LAG_EXPORTER_PORT = 9308
 
 # Metrics that no JMX rules file produces. Each names its producer; alerts.yml may use them
 # (tests/unit/test_monitoring_rules.py enforces it).
 KAFKAKIT_METRICS: dict[str, str] = {
     "kafkakit_consumergroup_lag": (
         "gauge, records a consumer group is behind the log end, labels dc, group, topic, partition; "
-        "from the kafkakit lag exporter (admin API: committed offsets vs. end offsets) - not built yet"
+        "from the kafkakit lag exporter (kafkakit.lag_exporter on the monitoring hosts: committed offsets "
+        "vs. log-end offsets)"
     ),
     "kafkakit_certificate_expiry_timestamp_seconds": (
         "gauge, notAfter of a host's certificate as a Unix time, labels path, subject; written by the "
-        "kafka_pki role as a node exporter textfile (.prom) - not wired yet"
+        "kafka_pki role as a node exporter textfile (.prom)"
     ),
 }
 EXTERNAL_METRICS: dict[str, str] = {
@@ -55,31 +57,65 @@ def scrape_configs(
     jmx_ports: Mapping[str, int] | None = None,
     node_exporter_port: int | None = NODE_EXPORTER_PORT,
     prometheus_port: int = PROMETHEUS_PORT,
+    jmx_basic_auth: Mapping[str, str] | None = None,
+    lag_exporter_port: int | None = None,
 ) -> list[dict[str, Any]]:
-    """Prometheus `scrape_configs`: one job per component group (its JMX agent), a `node` job for
-    every host of those groups (node exporter; None leaves it out) and Prometheus itself on the
+    """Prometheus `scrape_configs`: one job per component group (its JMX agent, with
+    `jmx_basic_auth` when the agents ask for it), a `node` job for every host of those groups
+    (node exporter; None leaves it out), Prometheus itself and the consumer-lag exporter on the
     `monitoring` hosts. Every target is labelled dc, rack, component and instance (inventory name),
     so alerts name the host as the inventory does rather than by address."""
     ports = dict(JMX_PORTS if jmx_ports is None else jmx_ports)
     jobs: list[dict[str, Any]] = []
 
-    def job(name: str, members: list[tuple[str, int, str]]) -> None:
+    def job(name: str, members: list[tuple[str, int, str]], **extra: Any) -> None:
         if members:
             static = [
                 {"targets": [f"{hostvars[h]['private_ip']}:{port}"], "labels": _labels(h, hostvars[h], component)}
                 for h, port, component in members
             ]
-            jobs.append({"job_name": name, "static_configs": static})
+            jobs.append({"job_name": name, **extra, "static_configs": static})
 
     seen: list[str] = []
+    auth = {"basic_auth": dict(jmx_basic_auth)} if jmx_basic_auth else {}
     for group, port in ports.items():
         hosts = list(groups.get(group, []))
-        job(group, [(h, port, group) for h in hosts])
+        job(group, [(h, port, group) for h in hosts], **auth)
         seen += [h for h in hosts if h not in seen]
     if node_exporter_port is not None:
         job("node", [(h, node_exporter_port, "node") for h in seen])
-    job("prometheus", [(h, prometheus_port, "monitoring") for h in groups.get("monitoring", [])])
+    monitors = list(groups.get("monitoring", []))
+    job("prometheus", [(h, prometheus_port, "monitoring") for h in monitors])
+    if lag_exporter_port is not None:
+        # The lag samples carry the dc of the cluster they describe, not the exporter's.
+        job("consumer_lag", [(h, lag_exporter_port, "lag_exporter") for h in monitors], honor_labels=True)
     return jobs
+
+
+def lag_exporter_clusters(
+    groups: Mapping[str, Iterable[str]],
+    hostvars: Mapping[str, Mapping[str, Any]],
+    port: int,
+    username: str,
+    password: str,
+    ca_file: str,
+) -> dict[str, dict[str, str]]:
+    """The lag exporter's librdkafka settings per data centre: every DC with brokers, read over
+    SASL_SSL as the monitoring principal."""
+    by_dc: dict[str, list[str]] = {}
+    for host in groups.get("kafka_broker", []):
+        by_dc.setdefault(str(hostvars[host]["dc"]), []).append(f"{hostvars[host]['private_ip']}:{port}")
+    return {
+        dc: {
+            "bootstrap.servers": ",".join(addrs),
+            "security.protocol": "SASL_SSL",
+            "sasl.mechanisms": "SCRAM-SHA-512",
+            "sasl.username": username,
+            "sasl.password": password,
+            "ssl.ca.location": ca_file,
+        }
+        for dc, addrs in sorted(by_dc.items())
+    }
 
 
 # --- alert thresholds ------------------------------------------------------------------------
@@ -110,11 +146,22 @@ def _literal(text: str) -> re.Pattern[str]:
     return re.compile(r"(?<![\w.])" + re.escape(text) + r"(?![\w.])")
 
 
-def render_alert_rules(text: str, values: Mapping[str, Any]) -> str:
+_DURATION = re.compile(r"\d+[smhd]")
+
+
+def render_alert_rules(text: str, values: Mapping[str, Any], durations: Mapping[str, str] | None = None) -> str:
     """alerts.yml with the thresholds in `values` (variable -> value) put in place of the defaults.
-    Each default must occur exactly once in its alert's expression, so a drifted file fails loudly."""
+    Each default must occur exactly once in its alert's expression, so a drifted file fails loudly.
+    `durations` (alert -> "30s") replaces alerts' `for:`; the lab shortens them so its tests see
+    alerts fire within a minute."""
     doc = yaml.safe_load(text)
     rules = {r["alert"]: r for g in doc["groups"] for r in g["rules"] if "alert" in r}
+    for alert, duration in (durations or {}).items():
+        if alert not in rules:
+            raise ValueError(f"monitoring_alert_for names {alert}, which is not an alert of the rules file")
+        if not _DURATION.fullmatch(str(duration)):
+            raise ValueError(f"monitoring_alert_for[{alert}]: {duration!r} is not a duration like 30s, 5m or 1h")
+        rules[alert]["for"] = str(duration)
     for t in ALERT_THRESHOLDS:
         rule = rules.get(t.alert)
         if rule is None:

@@ -97,6 +97,19 @@ def test_rendering_with_defaults_changes_nothing():
     assert rendered == load(ALERTS)
 
 
+def test_alert_durations_are_replaced_and_checked():
+    rendered = yaml.safe_load(
+        monitoring.render_alert_rules(ALERTS.read_text(), {}, {"KafkaUnderReplicatedPartitions": "30s"})
+    )
+    durations = {r["alert"]: r.get("for") for g in rendered["groups"] for r in g["rules"]}
+    original = {r["alert"]: r.get("for") for r in alert_rules()}
+    assert durations == {**original, "KafkaUnderReplicatedPartitions": "30s"}
+    with pytest.raises(ValueError, match="not an alert"):
+        monitoring.render_alert_rules(ALERTS.read_text(), {}, {"NoSuchAlert": "30s"})
+    with pytest.raises(ValueError, match="not a duration"):
+        monitoring.render_alert_rules(ALERTS.read_text(), {}, {"KafkaUnderReplicatedPartitions": "soon"})
+
+
 def test_a_threshold_that_is_not_in_its_alert_is_refused():
     text = ALERTS.read_text().replace("< 14", "< 21")
     with pytest.raises(ValueError, match="KafkaCertificateExpiringSoon"):

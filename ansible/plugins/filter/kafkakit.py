@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from kafkakit.inventory import HostRecord, build_inventory, preflight_errors
@@ -46,6 +47,11 @@ def kafkakit_bootstrap_by_dc(groups: Any, hostvars: Any, port: int) -> dict[str,
     return {dc: ",".join(addrs) for dc, addrs in by_dc.items()}
 
 
+def kafkakit_asn1_epoch(not_after: str) -> int:
+    """'20271224120000Z' (community.crypto's not_after) as Unix seconds."""
+    return int(datetime.strptime(str(not_after), "%Y%m%d%H%M%SZ").replace(tzinfo=UTC).timestamp())
+
+
 class FilterModule:
     def filters(self) -> dict[str, Any]:
         return {
@@ -53,4 +59,5 @@ class FilterModule:
             "kafkakit_preflight_errors": kafkakit_preflight_errors,
             "kafkakit_controller_hosts": kafkakit_controller_hosts,
             "kafkakit_bootstrap_by_dc": kafkakit_bootstrap_by_dc,
+            "kafkakit_asn1_epoch": kafkakit_asn1_epoch,
         }

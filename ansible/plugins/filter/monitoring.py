@@ -8,16 +8,32 @@ from kafkakit import monitoring
 
 
 def kafkakit_scrape_configs(
-    groups: Any, hostvars: Any, jmx_ports: dict[str, int], node_exporter_port: int | None, prometheus_port: int
+    groups: Any,
+    hostvars: Any,
+    jmx_ports: dict[str, int],
+    node_exporter_port: int | None,
+    prometheus_port: int,
+    jmx_basic_auth: dict[str, str] | None = None,
+    lag_exporter_port: int | None = None,
 ) -> list[dict[str, Any]]:
     """Prometheus scrape_configs for every zookeeper, kafka_broker and mirrormaker host."""
     plain_groups = {k: list(v) for k, v in dict(groups).items()}
-    return monitoring.scrape_configs(plain_groups, hostvars, jmx_ports, node_exporter_port, prometheus_port)
+    return monitoring.scrape_configs(
+        plain_groups, hostvars, jmx_ports, node_exporter_port, prometheus_port, jmx_basic_auth, lag_exporter_port
+    )
 
 
-def kafkakit_alert_rules(text: str, thresholds: dict[str, Any]) -> str:
-    """alerts.yml with the monitoring_alert_* thresholds in place."""
-    return monitoring.render_alert_rules(text, thresholds)
+def kafkakit_alert_rules(text: str, thresholds: dict[str, Any], durations: dict[str, str] | None = None) -> str:
+    """alerts.yml with the monitoring_alert_* thresholds and monitoring_alert_for durations in place."""
+    return monitoring.render_alert_rules(text, thresholds, durations)
+
+
+def kafkakit_lag_exporter_clusters(
+    groups: Any, hostvars: Any, port: int, username: str, password: str, ca_file: str
+) -> dict[str, dict[str, str]]:
+    """The lag exporter's client settings per data centre."""
+    plain_groups = {k: list(v) for k, v in dict(groups).items()}
+    return monitoring.lag_exporter_clusters(plain_groups, hostvars, port, username, password, ca_file)
 
 
 class FilterModule:
@@ -25,4 +41,5 @@ class FilterModule:
         return {
             "kafkakit_scrape_configs": kafkakit_scrape_configs,
             "kafkakit_alert_rules": kafkakit_alert_rules,
+            "kafkakit_lag_exporter_clusters": kafkakit_lag_exporter_clusters,
         }

@@ -1,0 +1,196 @@
+"""Consumer-group lag for Prometheus: committed offsets vs. log-end offsets, per data centre,
+group, topic and partition, served at /metrics as `kafkakit_consumergroup_lag`.
+
+Runs on the monitoring hosts as a systemd service (roles/monitoring/tasks/lag-exporter.yml) with
+Debian's python3-confluent-kafka, so it keeps to the client API that package has (1.7: list_groups,
+committed, get_watermark_offsets) and to the standard library.
+
+  python3 lag_exporter.py /etc/kafkakit-lag-exporter/config.json
+  config: {"listen": "10.0.0.5:9308", "interval_s": 10,
+           "clusters": {"dc1": {"bootstrap.servers": "...", "security.protocol": "SASL_SSL", ...}}}
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+METRIC = "kafkakit_consumergroup_lag"
+Offsets = Mapping[tuple[str, int], int]
+
+
+@dataclass(frozen=True)
+class Lag:
+    dc: str
+    group: str
+    topic: str
+    partition: int
+    records: int
+
+
+def lags(dc: str, group: str, committed: Offsets, ends: Offsets) -> list[Lag]:
+    """One Lag per partition the group has committed on. A committed offset past the end (the
+    log was truncated or the topic recreated) counts as no lag rather than a negative one."""
+    return [
+        Lag(dc, group, topic, partition, max(ends[(topic, partition)] - offset, 0))
+        for (topic, partition), offset in sorted(committed.items())
+        if offset >= 0 and (topic, partition) in ends
+    ]
+
+
+def _label(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def exposition(samples: Iterable[Lag], up: Mapping[str, bool], took_s: Mapping[str, float]) -> str:
+    """The Prometheus text format of one collection round."""
+    lines = [
+        f"# HELP {METRIC} Records a consumer group is behind the log end, per partition.",
+        f"# TYPE {METRIC} gauge",
+    ]
+    lines += [
+        f'{METRIC}{{dc="{_label(s.dc)}",group="{_label(s.group)}",topic="{_label(s.topic)}",'
+        f'partition="{s.partition}"}} {s.records}'
+        for s in samples
+    ]
+    lines += [
+        "# HELP kafkakit_lag_exporter_up 1 when the last collection from the data centre succeeded.",
+        "# TYPE kafkakit_lag_exporter_up gauge",
+    ]
+    lines += [f'kafkakit_lag_exporter_up{{dc="{_label(dc)}"}} {int(ok)}' for dc, ok in sorted(up.items())]
+    lines += [
+        "# HELP kafkakit_lag_exporter_collect_seconds Seconds the last collection took.",
+        "# TYPE kafkakit_lag_exporter_collect_seconds gauge",
+    ]
+    lines += [f'kafkakit_lag_exporter_collect_seconds{{dc="{_label(dc)}"}} {t:.3f}' for dc, t in sorted(took_s.items())]
+    return "\n".join(lines) + "\n"
+
+
+class ClusterReader:
+    """Reads one data centre's groups and offsets; keeps one consumer per group between rounds
+    (committed() answers for the consumer's own group.id; it never joins the group)."""
+
+    def __init__(self, dc: str, conf: Mapping[str, str], timeout_s: float = 10.0) -> None:
+        from confluent_kafka import Consumer
+        from confluent_kafka.admin import AdminClient
+
+        self.dc = dc
+        self.conf = dict(conf)
+        self.timeout = timeout_s
+        self.admin = AdminClient(self.conf)
+        self._consumer_class = Consumer
+        self.ends_reader = Consumer({**self.conf, "group.id": "kafkakit-lag-exporter", "enable.auto.commit": False})
+        self.readers: dict[str, Any] = {}
+
+    def _reader(self, group: str) -> Any:
+        if group not in self.readers:
+            self.readers[group] = self._consumer_class({**self.conf, "group.id": group, "enable.auto.commit": False})
+        return self.readers[group]
+
+    def collect(self) -> list[Lag]:
+        from confluent_kafka import TopicPartition
+
+        groups = sorted(g.id for g in self.admin.list_groups(timeout=self.timeout) if g.id)
+        meta = self.admin.list_topics(timeout=self.timeout)
+        partitions = [
+            TopicPartition(name, p)
+            for name, t in sorted(meta.topics.items())
+            if not name.startswith("__")
+            for p in sorted(t.partitions)
+        ]
+        ends: dict[tuple[str, int], int] = {}
+        out: list[Lag] = []
+        for group in groups:
+            committed = {
+                (tp.topic, tp.partition): tp.offset
+                for tp in self._reader(group).committed(partitions, timeout=self.timeout)
+                if tp.error is None and tp.offset >= 0
+            }
+            for key in committed:
+                if key not in ends:
+                    low_high = self.ends_reader.get_watermark_offsets(
+                        TopicPartition(*key), timeout=self.timeout, cached=False
+                    )
+                    if low_high is not None:
+                        ends[key] = low_high[1]
+            out += lags(self.dc, group, committed, ends)
+        for gone in set(self.readers) - set(groups):
+            self.readers.pop(gone).close()
+        return out
+
+
+class Exporter:
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        self.interval = float(config.get("interval_s", 10))
+        self.readers = {dc: ClusterReader(dc, conf) for dc, conf in config["clusters"].items()}
+        self.page = exposition([], {dc: False for dc in self.readers}, {})
+        self.lock = threading.Lock()
+
+    def round(self) -> None:
+        samples: list[Lag] = []
+        up: dict[str, bool] = {}
+        took: dict[str, float] = {}
+        for dc, reader in self.readers.items():
+            start = time.monotonic()
+            try:
+                samples += reader.collect()
+                up[dc] = True
+            except Exception as exc:  # noqa: BLE001 - one DC down must not stop the others
+                print(f"{dc}: collection failed: {exc}", file=sys.stderr, flush=True)
+                up[dc] = False
+            took[dc] = time.monotonic() - start
+        page = exposition(samples, up, took)
+        with self.lock:
+            self.page = page
+
+    def run(self) -> None:
+        while True:
+            started = time.monotonic()
+            self.round()
+            time.sleep(max(self.interval - (time.monotonic() - started), 1.0))
+
+
+def serve(exporter: Exporter, listen: str) -> ThreadingHTTPServer:
+    host, _, port = listen.rpartition(":")
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            if self.path.split("?")[0] != "/metrics":
+                self.send_error(404)
+                return
+            with exporter.lock:
+                body = exporter.page.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *_args: Any) -> None:  # scrapes every few seconds: keep the journal quiet
+            pass
+
+    server = ThreadingHTTPServer((host, int(port)), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print("usage: lag_exporter.py CONFIG.json", file=sys.stderr)
+        return 2
+    with open(argv[1], encoding="utf-8") as fh:
+        config = json.load(fh)
+    exporter = Exporter(config)
+    serve(exporter, config["listen"])
+    exporter.run()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,175 @@
+"""Monitoring on the lab: every exporter answers (and only with the scrape login), Prometheus
+scrapes every target, and the alerts fire on real faults: a stopped broker (under-replicated
+partitions) and a stalled consumer group (lag). The lab shortens the alerts' `for:`
+(inventories/local/group_vars/all.yml) so a firing alert is seen within a minute or two."""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import pytest
+
+from kafkakit.monitoring import JMX_PORTS, LAG_EXPORTER_PORT, NODE_EXPORTER_PORT, PROMETHEUS_PORT
+from tests.integration.clients import consume, consumer, produce_sequence
+from tests.integration.conftest import wait_until
+from tests.integration.lab import ROOT, Lab
+
+SECRETS = ROOT / "build/lab/secrets"
+
+
+def http_get(url: str, auth: tuple[str, str] | None = None, timeout: float = 10) -> tuple[int, str]:
+    request = urllib.request.Request(url)
+    if auth:
+        token = base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode()
+        request.add_header("Authorization", f"Basic {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - lab addresses
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, ""
+
+
+class Prometheus:
+    def __init__(self, ip: str) -> None:
+        self.base = f"http://{ip}:{PROMETHEUS_PORT}/api/v1"
+
+    def get(self, path: str, **params: str) -> dict:
+        status, body = http_get(f"{self.base}/{path}?{urllib.parse.urlencode(params)}")
+        assert status == 200, f"{path}: HTTP {status}"
+        return json.loads(body)["data"]
+
+    def query(self, expr: str) -> list[dict]:
+        return self.get("query", query=expr)["result"]
+
+    def firing(self, alert: str, **labels: str) -> bool:
+        return any(
+            a["labels"]["alertname"] == alert
+            and a["state"] == "firing"
+            and all(a["labels"].get(k) == v for k, v in labels.items())
+            for a in self.get("alerts")["alerts"]
+        )
+
+
+@pytest.fixture(scope="module")
+def prometheus(lab: Lab) -> Prometheus:
+    monitors = lab.groups.get("monitoring", [])
+    assert monitors, "the lab inventory has no monitoring host"
+    return Prometheus(lab.hosts[monitors[0]].ip)
+
+
+@pytest.fixture(scope="module")
+def scrape_login() -> tuple[str, str]:
+    return "prometheus", (SECRETS / "monitoring-scrape").read_text().strip()
+
+
+def expected_targets(lab: Lab) -> set[tuple[str, str]]:
+    jobs = {(group, host) for group in JMX_PORTS for host in lab.groups.get(group, [])}
+    jobs |= {("node", host) for _, host in jobs}
+    jobs |= {(job, host) for host in lab.groups["monitoring"] for job in ("prometheus", "consumer_lag")}
+    return jobs
+
+
+def test_prometheus_scrapes_every_inventory_target_and_all_are_up(lab: Lab, prometheus: Prometheus) -> None:
+    def targets() -> dict[tuple[str, str], str]:
+        active = prometheus.get("targets", state="active")["activeTargets"]
+        return {(t["labels"]["job"], t["labels"]["instance"]): t["health"] for t in active}
+
+    wait_until("every target scraped and up", lambda: set(targets().values()) == {"up"}, 120)
+    assert set(targets()) == expected_targets(lab)
+
+
+@pytest.mark.parametrize("group", sorted(JMX_PORTS))
+def test_jmx_agents_answer_only_with_the_scrape_login(
+    lab: Lab, group: str, scrape_login: tuple[str, str]
+) -> None:
+    host = lab.hosts[lab.groups[group][0]]
+    url = f"http://{host.ip}:{JMX_PORTS[group]}/metrics"
+    assert http_get(url)[0] == 401
+    assert http_get(url, ("prometheus", "not-the-password"))[0] == 401
+    status, body = http_get(url, scrape_login)
+    assert status == 200
+    # Curated rules: the JVM's own metrics and the component's, not every MBean.
+    assert "jvm_memory_used_bytes" in body or "jvm_memory_bytes_used" in body
+    assert len(body.splitlines()) < 5000
+
+
+def test_node_and_lag_exporters_answer(lab: Lab) -> None:
+    broker = lab.hosts[lab.groups["kafka_broker"][0]]
+    status, body = http_get(f"http://{broker.ip}:{NODE_EXPORTER_PORT}/metrics")
+    assert status == 200 and "node_filesystem_avail_bytes" in body
+    monitor = lab.hosts[lab.groups["monitoring"][0]]
+    status, body = http_get(f"http://{monitor.ip}:{LAG_EXPORTER_PORT}/metrics")
+    assert status == 200
+    assert 'kafkakit_lag_exporter_up{dc="dc1"} 1' in body and 'kafkakit_lag_exporter_up{dc="dc2"} 1' in body
+
+
+def test_certificate_expiry_is_exported_per_host(lab: Lab, prometheus: Prometheus) -> None:
+    broker = lab.brokers("dc1")[0]
+    end = lab.testinfra(broker).check_output("openssl x509 -noout -enddate -in /etc/kafkakit/pki/host.crt")
+    not_after = datetime.strptime(end.split("=", 1)[1], "%b %d %H:%M:%S %Y %Z").replace(tzinfo=UTC)
+    expr = f'kafkakit_certificate_expiry_timestamp_seconds{{instance="{broker.name}",path=~".*host.crt"}}'
+    wait_until("certificate expiry scraped", lambda: len(prometheus.query(expr)) == 1, 90)
+    value = float(prometheus.query(expr)[0]["value"][1])
+    assert value == not_after.timestamp()
+
+
+def test_a_stopped_broker_fires_the_under_replicated_alert_and_its_return_clears_it(
+    lab: Lab, prometheus: Prometheus, healthy_after: None
+) -> None:
+    victim = lab.brokers("dc1")[-1]
+    host = lab.testinfra(victim)
+    host.run_test("systemctl stop kafka")
+    try:
+        took = wait_until(
+            "KafkaUnderReplicatedPartitions firing",
+            lambda: prometheus.firing("KafkaUnderReplicatedPartitions", dc="dc1"),
+            240,
+        )
+        print(f"\nunder-replicated alert firing {took:.0f} s after the broker stopped")
+    finally:
+        host.run_test("systemctl start kafka")
+    took = wait_until(
+        "KafkaUnderReplicatedPartitions cleared",
+        lambda: not prometheus.firing("KafkaUnderReplicatedPartitions", dc="dc1"),
+        300,
+    )
+    print(f"cleared {took:.0f} s after the broker started")
+
+
+def test_a_stalled_consumer_group_shows_growing_lag_and_fires_the_lag_alert(
+    client_conf: dict[str, str], new_topic: Callable[..., str], prometheus: Prometheus
+) -> None:
+    topic = new_topic(partitions=3)
+    group = f"lagtest-{topic}"
+    produce_sequence(client_conf, topic, 300)
+    c = consumer(client_conf, group)
+    c.subscribe([topic])
+    try:
+        assert len(consume(c, 300)) == 300
+        c.commit(asynchronous=False)
+    finally:
+        c.close()  # the group stalls here: nobody reads on
+
+    def lag() -> float:
+        result = prometheus.query(f'sum(kafkakit_consumergroup_lag{{dc="dc1",group="{group}"}})')
+        return float(result[0]["value"][1]) if result else -1.0
+
+    wait_until("lag 0 seen after the commit", lambda: lag() == 0, 120)
+    produce_sequence(client_conf, topic, 600)
+    wait_until("lag 600", lambda: lag() == 600, 120)
+    produce_sequence(client_conf, topic, 900)
+    wait_until("lag grew to 1500", lambda: lag() == 1500, 120)
+    start = time.monotonic()
+    wait_until(
+        "KafkaConsumerGroupLagHigh firing",
+        lambda: prometheus.firing("KafkaConsumerGroupLagHigh", group=group, topic=topic),
+        240,
+    )
+    print(f"\nlag alert firing {time.monotonic() - start:.0f} s after the lag reached 1500")

@@ -1,0 +1,49 @@
+"""The consumer-lag exporter's arithmetic and its Prometheus text (the collection itself runs
+against the lab in tests/integration/test_monitoring.py)."""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from pathlib import Path
+
+from kafkakit import lag_exporter
+from kafkakit.lag_exporter import Lag, exposition, lags
+
+SOURCE = Path(lag_exporter.__file__)
+
+
+def test_lag_is_end_minus_committed_per_partition() -> None:
+    committed = {("orders", 0): 90, ("orders", 1): 100, ("orders", 2): 120, ("payments", 0): -1001}
+    ends = {("orders", 0): 100, ("orders", 1): 100, ("orders", 2): 110, ("payments", 0): 5}
+    assert lags("dc1", "billing", committed, ends) == [
+        Lag("dc1", "billing", "orders", 0, 10),
+        Lag("dc1", "billing", "orders", 1, 0),
+        Lag("dc1", "billing", "orders", 2, 0),  # committed past a truncated log: no negative lag
+    ]
+
+
+def test_a_partition_without_an_end_offset_is_left_out() -> None:
+    assert lags("dc1", "g", {("t", 0): 5}, {}) == []
+
+
+def test_exposition_is_valid_prometheus_text() -> None:
+    text = exposition([Lag("dc2", 'we"ird\\group', "t", 3, 42)], {"dc1": False, "dc2": True}, {"dc2": 0.25})
+    assert 'kafkakit_consumergroup_lag{dc="dc2",group="we\\"ird\\\\group",topic="t",partition="3"} 42' in text
+    assert 'kafkakit_lag_exporter_up{dc="dc1"} 0' in text and 'kafkakit_lag_exporter_up{dc="dc2"} 1' in text
+    sample = re.compile(r'^[a-z_]+\{(?:[a-z]+="(?:[^"\\]|\\.)*",?)*\} -?[0-9.]+$')
+    for line in text.splitlines():
+        assert line.startswith("# ") or sample.match(line), line
+
+
+def test_the_host_side_module_needs_only_the_standard_library_and_confluent_kafka() -> None:
+    # It runs on the monitoring host with Debian's python3-confluent-kafka, not in our venv.
+    tree = ast.parse(SOURCE.read_text())
+    roots = {
+        (node.module if isinstance(node, ast.ImportFrom) else alias.name).split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    }
+    assert roots - set(sys.stdlib_module_names) - {"__future__"} == {"confluent_kafka"}
