@@ -28,13 +28,33 @@ GO          ?= $(firstword $(shell command -v go 2>/dev/null) /usr/local/go/bin/
 
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: help setup apt venv artifacts image lab lab-up lab-down site verify test unit integration lint actionlint
+# make bench (issue #8): the knobs. BENCH_CASES is the default subset of the plan that still
+# holds every comparison the issue asks for (empty = the whole plan, about twice as long);
+# BENCH_COLD_LAB_SECONDS, when set, is a cold `make lab` time measured beforehand.
+BENCH_REPETITIONS ?= 3
+BENCH_SECONDS     ?= 20
+BENCH_TIMING_RUNS ?= 1
+BENCH_PLAINTEXT_PORT ?= 9095
+BENCH_DC          ?= dc1
+BENCH_COLD_LAB_SECONDS ?=
+BENCH_CASES ?= producer-sasl_ssl-tuned-none-100 producer-sasl_ssl-stock-none-100 \
+               producer-sasl_ssl-tuned-none-1024 producer-sasl_ssl-stock-none-1024 \
+               producer-sasl_ssl-tuned-lz4-1024 producer-sasl_ssl-tuned-zstd-1024 \
+               consumer-sasl_ssl-tuned-none-1024 latency-sasl_ssl-1024 \
+               producer-plaintext-tuned-none-1024 latency-plaintext-1024
+BENCH_ARGS  ?=
+BENCH_KAFKA := build/bench/kafka_2.13-$(KAFKA_VERSION)
+BENCH_LISTENER = (cd ansible && ANSIBLE_CONFIG=ansible.cfg ../$(VENV)/bin/ansible-playbook bench-listener.yml \
+                  -e bench_port=$(BENCH_PLAINTEXT_PORT) -e bench_listener=$(1))
+
+.PHONY: help setup apt venv artifacts image lab lab-up lab-down site verify test unit integration lint actionlint bench
 
 help:
 	@echo "make lab       deploy the local two-DC lab (podman) with site.yml and verify it"
 	@echo "make test      the whole test suite: lint-free unit tests, then the lab-backed integration tests"
 	@echo "make lab-down  remove every container, network, image and file the lab made"
 	@echo "make lint      ruff, yamllint, ansible-lint (production profile), actionlint"
+	@echo "make bench     Kafka's perf tools, MirrorMaker 2 and playbook timings on the lab -> build/bench/report.md"
 
 # --- set-up ----------------------------------------------------------------------------------
 # prometheus is here for promtool (rule tests); its package starts a server under systemd, which
@@ -108,6 +128,31 @@ lab: verify
 lab-down: venv
 	@echo "==> removing the lab"
 	@$(ANSIBLE) lab-down.yml
+
+# --- benchmark (issue #8) ---------------------------------------------------------------------
+# The perf tools run on this machine (the controller) from the kit's own archive: libs/ only,
+# started with java -cp by the harness.
+$(BENCH_KAFKA)/.done: build/artifacts/kafka_2.13-$(KAFKA_VERSION).tgz
+	@echo "==> Kafka tools for the bench: $(BENCH_KAFKA)"
+	@mkdir -p build/bench && tar -xzf $< -C build/bench && touch $@
+
+# The BENCH PLAINTEXT listener exists only while the bench runs: the EXIT trap turns it off
+# whatever happens (a failed run, a failed roll on the way on, Ctrl-C), and keeps the exit code.
+bench: lab $(BENCH_KAFKA)/.done
+	@echo "==> bench: BENCH listener on in $(BENCH_DC), then clients, MirrorMaker 2, timings; listener off"
+	@trap 'rc=$$?; echo "==> bench: BENCH listener off"; $(call BENCH_LISTENER,off) || rc=1; exit $$rc' EXIT; \
+	trap 'exit 130' INT TERM; \
+	$(call BENCH_LISTENER,on); \
+	sasl=$$($(PY) -m kafkakit.bench.lab property build/lab/$(BENCH_DC)/client.properties bootstrap.servers); \
+	plain=$$($(PY) -m kafkakit.bench.lab plaintext-bootstrap build/lab/hosts.yml --dc $(BENCH_DC) --port $(BENCH_PLAINTEXT_PORT)); \
+	$(PY) -m kafkakit.bench --local --kafka-home $(CURDIR)/$(BENCH_KAFKA) \
+	  --bootstrap "$$sasl" --client-config $(CURDIR)/build/lab/$(BENCH_DC)/client.properties \
+	  --plaintext-bootstrap "$$plain" --bench-port $(BENCH_PLAINTEXT_PORT) \
+	  --client-dir build/lab --dc $(BENCH_DC) --ansible-playbook $(CURDIR)/$(VENV)/bin/ansible-playbook \
+	  --repetitions $(BENCH_REPETITIONS) --seconds $(BENCH_SECONDS) --timing-runs $(BENCH_TIMING_RUNS) \
+	  $(if $(BENCH_COLD_LAB_SECONDS),--cold-lab-seconds $(BENCH_COLD_LAB_SECONDS)) \
+	  $(if $(strip $(BENCH_CASES)),--only $(foreach c,$(BENCH_CASES),'$(c)')) \
+	  --out build/bench $(BENCH_ARGS)
 
 # --- tests -----------------------------------------------------------------------------------
 unit: venv

@@ -41,6 +41,8 @@ def measure(
     remote = f"{source_alias}.{topic}"
     total = rate * seconds
     latencies: list[float] = []
+    # Monotonic time of the last mirrored record's arrival: the end of the throughput window.
+    last_arrival = [0.0]
     lags: list[int] = []
     done = threading.Event()
 
@@ -53,6 +55,7 @@ def measure(
             if msg is None or msg.error():
                 continue
             latencies.append(time.time() * 1000 - msg.timestamp()[1])
+            last_arrival[0] = time.monotonic()
         c.close()
         done.set()
 
@@ -99,6 +102,8 @@ def measure(
         "max_ms": max(steady, default=float("nan")),
         "lag_max_records": float(max(lags, default=-1)),
         "lag_median_records": float(statistics.median(lags)) if lags else -1.0,
+        # From the first record produced to the last one mirrored: MM2's topic discovery included.
+        "span_s": max(0.0, last_arrival[0] - start) if latencies else float("nan"),
     }
 
 

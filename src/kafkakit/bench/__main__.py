@@ -5,7 +5,11 @@ and a chart.
         --repetitions 5 --seconds 20 --out build/bench [--only 'producer-*-1024' ...]
     python -m kafkakit.bench --list ...        # the cases and their command lines, nothing run
 
-Each command runs through a runner callable; `lab_runner()` is where the lab supplies one.
+    # make bench: the tools on the controller against the lab, plus MM2 figures and playbook timings
+    python -m kafkakit.bench --local --bootstrap <SASL_SSL list> --client-config build/lab/dc1/client.properties \
+        --plaintext-bootstrap <BENCH list> --client-dir build/lab --bench-port 9095 ...
+
+Each command runs through a runner callable (`local_runner` with --local).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from kafkakit.bench import lab
 from kafkakit.bench.plan import Case, Endpoint, ToolSettings, build_plan, comparisons, select
 from kafkakit.bench.report import Machine, machine_description, render_report, write_report
 from kafkakit.bench.runner import Measurement, Progress, Runner, run_plan
@@ -46,6 +51,7 @@ def run_bench(
     machine: Machine | None = None,
     chart: bool = True,
     progress: Progress | None = None,
+    sections: Sequence[str] = (),
 ) -> BenchOutcome:
     """Measure `cases` through `run`, then write out/report.md, out/throughput.png and
     out/results.json (every run's metrics, errors and raw output)."""
@@ -60,6 +66,7 @@ def run_bench(
         seconds=seconds,
         machine=machine or machine_description(run),
         chart=chart,
+        sections=sections,
     )
 
 
@@ -73,6 +80,7 @@ def write_outputs(
     seconds: float | None,
     machine: Machine,
     chart: bool = True,
+    sections: Sequence[str] = (),
 ) -> BenchOutcome:
     summaries = summarize_measurements(measurements)
     ratios = compare(summaries, comparisons(cases))
@@ -86,7 +94,9 @@ def write_outputs(
         chart_path = write_chart(cases, summaries, out / "throughput.png")
     size = f"about {seconds:g} s per run (sized by a calibration run)" if seconds else f"{records} records per run"
     settings = {"Repetitions (interleaved rounds)": str(repetitions), "Run length": size}
-    text = render_report(cases, measurements, summaries, ratios, machine, settings, chart_path and chart_path.name)
+    text = render_report(
+        cases, measurements, summaries, ratios, machine, settings, chart_path and chart_path.name, sections
+    )
     report = write_report(out / "report.md", text)
     return BenchOutcome(list(measurements), summaries, ratios, report, chart_path, results)
 
@@ -101,8 +111,30 @@ def local_runner(command: list[str]) -> str:
 
 
 def lab_runner() -> Runner:
-    """The runner for the lab: to be wired to `podman exec <client container> ...`."""
-    raise NotImplementedError("the lab runner is not wired yet: use --local, or call run_bench() with a runner")
+    """No in-container runner: `make bench` runs the tools on the controller (--local), which
+    reaches the lab brokers directly with build/lab's client configs."""
+    raise NotImplementedError("run the tools on the controller with --local (see `make bench`)")
+
+
+def _client_runs_on_lab(
+    args: argparse.Namespace, cases: Sequence[Case], run: Runner, say: Progress
+) -> list[Measurement]:
+    """The client cases; with a PLAINTEXT endpoint, inside the anonymous principal's ACLs."""
+    from kafkakit.acls import AdminAclStore
+    from kafkakit.admin import admin_client, read_client_conf
+
+    def client_runs() -> list[Measurement]:
+        return run_plan(
+            cases, run, repetitions=args.repetitions, records=args.records, seconds=args.seconds, progress=say
+        )
+
+    if not args.plaintext_bootstrap:
+        return client_runs()
+    conf = read_client_conf(args.client_dir / args.dc / "client.conf")
+    principal = {k: v for k, v in conf.items() if k != "bootstrap.servers"}
+    store = AdminAclStore(admin_client(conf["bootstrap.servers"], principal))
+    with lab.granted(store, lab.bench_acl_keys(), say):
+        return client_runs()
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -121,8 +153,63 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--only", nargs="+", metavar="CASE", help="case names or globs, e.g. 'producer-*-1024'")
     p.add_argument("--no-chart", action="store_true", help="skip the PNG (no matplotlib needed)")
     p.add_argument("--list", action="store_true", help="print the cases and their command lines, run nothing")
-    p.add_argument("--local", action="store_true", help="run the tools on this machine instead of the lab")
+    p.add_argument("--local", action="store_true", help="run the tools on this machine (the controller)")
+    lab = p.add_argument_group("the lab (make bench)")
+    lab.add_argument("--client-dir", type=Path, help="build/lab: admin client.conf per DC; enables the sections below")
+    lab.add_argument("--dc", default="dc1", help="data centre benchmarked (%(default)s)")
+    lab.add_argument("--mirror-target", default="dc2", help="MM2 target data centre (%(default)s)")
+    lab.add_argument("--bench-port", type=int, default=0, help="the BENCH listener's port while it is on (0: off)")
+    lab.add_argument("--ansible-dir", type=Path, default=Path("ansible"), help="playbooks for the timings")
+    lab.add_argument("--ansible-playbook", default="ansible-playbook", help="its command (%(default)s)")
+    lab.add_argument("--timing-runs", type=int, default=1, help="runs of each timed playbook; 0 skips (%(default)s)")
+    lab.add_argument("--cold-lab-seconds", type=float, help="a cold `make lab` time measured beforehand")
+    lab.add_argument("--mm2-runs", type=int, default=1, help="MirrorMaker 2 runs; 0 skips (%(default)s)")
+    lab.add_argument("--mm2-rate", type=int, default=1000, help="records/s offered to MM2 (%(default)s)")
+    lab.add_argument("--mm2-seconds", type=int, default=30, help="seconds of load per MM2 run (%(default)s)")
+    lab.add_argument("--mm2-prefix", default="mirror-bench-", help="a topic prefix the MM2 flow mirrors (%(default)s)")
     return p
+
+
+def lab_sections(args: argparse.Namespace, say: Progress) -> list[str]:
+    """MirrorMaker 2 figures, then the playbook timings: after the client runs, because the
+    rolling restart moves leaders about, and after the bench ACLs are gone, because site.yml
+    (kafka_access, exclusive ACLs) would remove them and so would not be a no-op."""
+    sections: list[str] = []
+    if args.mm2_runs > 0:
+        runs = lab.mirror_runs(
+            args.client_dir,
+            source=args.dc,
+            target=args.mirror_target,
+            prefix=args.mm2_prefix,
+            rate=args.mm2_rate,
+            seconds=args.mm2_seconds,
+            runs=args.mm2_runs,
+            say=say,
+        )
+        sections.append(
+            lab.render_mirror_section(
+                runs, source=args.dc, target=args.mirror_target, rate=args.mm2_rate, seconds=args.mm2_seconds
+            )
+        )
+    timings: list[lab.Timing] = []
+    if args.timing_runs > 0:
+        site = ["site.yml"]
+        if args.bench_port > 0:
+            site += ["-e", lab.bench_port_extra_vars(args.bench_port, args.dc)]
+        playbooks = [
+            ("no-op `site.yml`", site),
+            (f"`rolling-restart.yml -e roll_dc={args.dc}`", ["rolling-restart.yml", "-e", f"roll_dc={args.dc}"]),
+        ]
+        timings = lab.time_playbooks(
+            playbooks,
+            args.timing_runs,
+            lambda argv: lab.run_ansible(argv, args.ansible_dir),
+            ansible_playbook=args.ansible_playbook,
+            say=say,
+        )
+    if timings or args.cold_lab_seconds is not None:
+        sections.append(lab.render_timings_section(timings, args.cold_lab_seconds))
+    return sections
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -150,14 +237,28 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"  teardown: {shlex.join(command)}")
         return 0
     run = local_runner if args.local else lab_runner()
-    outcome = run_bench(
-        run,
+
+    def say(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    sections: list[str] = []
+    if args.client_dir:
+        measurements = _client_runs_on_lab(args, cases, run, say)
+        sections = lab_sections(args, say)
+    else:
+        measurements = run_plan(
+            cases, run, repetitions=args.repetitions, records=args.records, seconds=args.seconds, progress=say
+        )
+    outcome = write_outputs(
         cases,
+        measurements,
         out=args.out,
         repetitions=args.repetitions,
         records=args.records,
         seconds=args.seconds,
+        machine=machine_description(run),
         chart=not args.no_chart,
+        sections=sections,
     )
     print(f"report: {outcome.report}")
     return 0 if any(m.ok for m in outcome.measurements) else 1

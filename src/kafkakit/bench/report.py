@@ -124,7 +124,10 @@ def render_report(
     machine: Machine,
     settings: Mapping[str, str],
     chart: str | None = "throughput.png",
+    sections: Sequence[str] = (),
 ) -> str:
+    """`sections`: more Markdown sections (MirrorMaker 2, operation timings), placed after the
+    ratios."""
     lines = ["# Kafka client benchmark", ""]
     lines += [
         f"- Date: {machine.date}",
@@ -147,6 +150,8 @@ def render_report(
             lines += [f"## {TOOL_TITLES[tool]}", "", *_case_table(chosen, summaries, tool), ""]
     if ratios:
         lines += ["## Ratios of medians", "", *_ratio_table(ratios), ""]
+    for section in sections:
+        lines += [section.rstrip("\n"), ""]
     failed = [m for m in measurements if not m.ok]
     if failed:
         lines += ["## Failed runs (left out of the statistics)", ""]
