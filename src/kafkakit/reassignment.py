@@ -186,25 +186,29 @@ def throttles_left(admin: Any, topics: Iterable[str], brokers: Iterable[int], ti
     """Replication throttles still set on the brokers or topics ("broker 4: leader....rate")."""
     from confluent_kafka.admin import ConfigResource, ResourceType
 
-    resources = [ConfigResource(ResourceType.BROKER, str(b)) for b in brokers]
-    resources += [ConfigResource(ResourceType.TOPIC, t) for t in topics]
+    # librdkafka takes one BROKER resource per call; topics go in one call.
+    calls = [[ConfigResource(ResourceType.BROKER, str(b))] for b in brokers]
+    calls.append([ConfigResource(ResourceType.TOPIC, t) for t in topics])
     left: list[str] = []
-    for resource, future in admin.describe_configs(resources, request_timeout=timeout).items():
-        names = BROKER_THROTTLES if resource.restype == ResourceType.BROKER else TOPIC_THROTTLES
-        for name, entry in future.result(timeout=timeout + 5).items():
-            # A dynamic value set on this resource; static defaults are not throttles.
-            if name in names and entry.value and not entry.is_default and entry.source != 5:
-                left.append(f"{resource.restype.name.lower()} {resource.name}: {name}={entry.value}")
+    for resources in calls:
+        if not resources:
+            continue
+        for resource, future in admin.describe_configs(resources, request_timeout=timeout).items():
+            names = BROKER_THROTTLES if resource.restype == ResourceType.BROKER else TOPIC_THROTTLES
+            for name, entry in future.result(timeout=timeout + 5).items():
+                # A dynamic value set on this resource; static defaults are not throttles.
+                if name in names and entry.value and not entry.is_default and entry.source != 5:
+                    left.append(f"{resource.restype.name.lower()} {resource.name}: {name}={entry.value}")
     return sorted(left)
 
 
 def elect_preferred_leaders(admin: Any, timeout: float = 30.0) -> int:
     """Hand leadership to each partition's first replica (a moved leader's replacement); the
     number of partitions whose leader changed. Partitions already led by it are not errors."""
-    from confluent_kafka import KafkaError
-    from confluent_kafka.admin import ElectionType
+    from confluent_kafka import ElectionType, KafkaError
 
-    results = admin.elect_leaders(ElectionType.PREFERRED, None, request_timeout=timeout).result(timeout=timeout + 5)
+    # No timeout keywords: confluent-kafka 2.12's binding rejects them (SystemError).
+    results = admin.elect_leaders(ElectionType.PREFERRED, None).result(timeout=timeout)
     failed = [
         f"{tp.topic}-{tp.partition}: {err}"
         for tp, err in results.items()

@@ -96,11 +96,12 @@ def consumer(conf: dict[str, str], group: str | None = None, **extra: str) -> Co
     )
 
 
-def consume(c: Consumer, expected: int, timeout: float = 60.0) -> list[Message]:
-    """Poll until `expected` messages arrived or `timeout` passed."""
+def consume(c: Consumer, expected: int, timeout: float = 60.0, distinct: bool = False) -> list[Message]:
+    """Poll until `expected` messages (with `distinct`: distinct values) arrived or `timeout` passed."""
     got: list[Message] = []
+    values: set[bytes | None] = set()
     deadline = time.monotonic() + timeout
-    while len(got) < expected and time.monotonic() < deadline:
+    while (len(values) if distinct else len(got)) < expected and time.monotonic() < deadline:
         msg = c.poll(0.5)
         if msg is None:
             continue
@@ -109,15 +110,17 @@ def consume(c: Consumer, expected: int, timeout: float = 60.0) -> list[Message]:
                 continue
             raise AssertionError(f"consumer error: {msg.error()}")
         got.append(msg)
+        values.add(msg.value())
     return got
 
 
 def read_all(conf: dict[str, str], topic: str, expected: int, timeout: float = 60.0) -> list[Message]:
-    """Every message of `topic` from the beginning, by an independent consumer."""
+    """Every message of `topic` from the beginning, by an independent consumer: until `expected`
+    distinct values were read, so a duplicate never stands in for a message not yet read."""
     c = consumer(conf)
     c.subscribe([topic])
     try:
-        return consume(c, expected, timeout)
+        return consume(c, expected, timeout, distinct=True)
     finally:
         c.close()
 

@@ -5,14 +5,19 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from pathlib import Path
 
 from tests.integration.lab import ANSIBLE_INVENTORY, ROOT
 
+LOGS = ROOT / "build/test-logs"
+
 
 def playbook_process(playbook: str, *extra: str) -> subprocess.CompletedProcess[str]:
-    """Run an ansible/ playbook against the deployment, whatever its outcome."""
+    """Run an ansible/ playbook against the deployment, whatever its outcome. The whole output
+    also goes to build/test-logs/<playbook>.log (the last run of each), for failures whose cause
+    is far above the tail."""
     env = {**os.environ, "ANSIBLE_CONFIG": "ansible.cfg", "ANSIBLE_NOCOLOR": "1"}
-    return subprocess.run(
+    proc = subprocess.run(
         ["ansible-playbook", "-i", str(ANSIBLE_INVENTORY), playbook, *extra],
         cwd=ROOT / "ansible",
         env=env,
@@ -20,12 +25,23 @@ def playbook_process(playbook: str, *extra: str) -> subprocess.CompletedProcess[
         text=True,
         timeout=1200,
     )
+    LOGS.mkdir(parents=True, exist_ok=True)
+    (LOGS / f"{Path(playbook).stem}.log").write_text(proc.stdout + proc.stderr)
+    return proc
 
 
 def run_playbook(playbook: str, *extra: str) -> str:
-    """Run an ansible/ playbook against the deployment; its output, or a failure with its tail."""
+    """Run an ansible/ playbook against the deployment; its output, or a failure with the hosts
+    that failed and its tail."""
     proc = playbook_process(playbook, *extra)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    failures = [line for line in proc.stdout.splitlines() if line.startswith(("fatal:", "failed:"))]
+    assert proc.returncode == 0, (
+        f"{playbook} failed (whole output: {LOGS}/{Path(playbook).stem}.log)\n"
+        + "\n".join(failures[:20])
+        + "\n...\n"
+        + proc.stdout[-3000:]
+        + proc.stderr[-2000:]
+    )
     return proc.stdout
 
 

@@ -12,7 +12,7 @@ description:
     replica) until counts are even as far as rack spread allows; C(state=drain) moves every
     replica off O(brokers). Returns the document C(kafka-reassign-partitions --execute) reads.
   - C(state=finish), once the tool has completed the moves, elects each partition's preferred
-    leader (so the new brokers lead their share) and lists replication throttles still set.
+    leader (so the new brokers lead their share) and fails if a replication throttle is still set.
   - Runs on the Ansible controller (C(delegate_to) localhost). Never changes the cluster itself.
 options:
   bootstrap_servers: {type: str, required: true, description: Comma-separated host:port list.}
@@ -67,7 +67,10 @@ def main() -> None:
     if p["state"] == "finish":
         elected = 0 if module.check_mode else elect_preferred_leaders(admin)
         topics = sorted({t for t, _ in assignment})
-        module.exit_json(changed=elected > 0, elected=elected, throttles=throttles_left(admin, topics, racks))
+        left = throttles_left(admin, topics, racks)
+        if left:
+            module.fail_json(msg=f"replication throttles are still set: {left}", elected=elected, throttles=left)
+        module.exit_json(changed=elected > 0, elected=elected, throttles=left)
     brokers = p["brokers"] or (empty_brokers(assignment, racks) if p["state"] == "fill" else [])
     if p["state"] == "fill" and not brokers:
         # Nothing new in this data centre: an empty plan, not an error.
