@@ -32,18 +32,30 @@ def _consumer(conf: dict[str, str], group: str) -> Consumer:
 
 
 def ensure_topic(admin: AdminClient, topic: str, partitions: int, replication_factor: int) -> None:
-    if topic in admin.list_topics(timeout=30).topics:
-        return
-    future = admin.create_topics([NewTopic(topic, partitions, replication_factor)])[topic]
-    try:
-        future.result(timeout=60)
-    except KafkaException as exc:
-        if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
-            raise
+    """The topic exists and every broker we may ask lists its partitions with leaders (right after
+    creation a lagging metadata cache answers with none, and an empty offset list cannot be committed)."""
+    if topic not in admin.list_topics(timeout=30).topics:
+        future = admin.create_topics([NewTopic(topic, partitions, replication_factor)])[topic]
+        try:
+            future.result(timeout=60)
+        except KafkaException as exc:
+            if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
+                raise
+    deadline = time.monotonic() + 60
+    while True:
+        meta = admin.list_topics(topic=topic, timeout=30).topics[topic]
+        leaders = [p.leader for p in meta.partitions.values()]
+        if meta.error is None and leaders and min(leaders) >= 0:
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{topic}: partitions or leaders missing from the metadata after 60 s")
+        time.sleep(0.5)
 
 
 def _end_offsets(consumer: Consumer, topic: str) -> dict[int, int]:
     meta = consumer.list_topics(topic, timeout=30).topics[topic]
+    if not meta.partitions:
+        raise RuntimeError(f"{topic}: no partitions in the metadata")
     return {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30)[1] for p in meta.partitions}
 
 
