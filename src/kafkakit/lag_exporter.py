@@ -85,7 +85,7 @@ class ClusterReader:
         self.timeout = timeout_s
         self.admin = AdminClient(self.conf)
         self._consumer_class = Consumer
-        self.ends_reader = Consumer({**self.conf, "group.id": "kafkakit-lag-exporter", "enable.auto.commit": False})
+        self.ends_reader: Any = None
         self.readers: dict[str, Any] = {}
 
     def _reader(self, group: str) -> Any:
@@ -104,19 +104,32 @@ class ClusterReader:
             if not name.startswith("__")
             for p in sorted(t.partitions)
         ]
+        # A fresh reader each round: a long-lived one can keep asking a partition's old leader
+        # after leadership moved (NOT_LEADER_FOR_PARTITION on every round).
+        if self.ends_reader is not None:
+            self.ends_reader.close()
+        self.ends_reader = self._consumer_class(
+            {**self.conf, "group.id": "kafkakit-lag-exporter", "enable.auto.commit": False}
+        )
         ends: dict[tuple[str, int], int] = {}
         out: list[Lag] = []
         for group in groups:
-            committed = {
-                (tp.topic, tp.partition): tp.offset
-                for tp in self._reader(group).committed(partitions, timeout=self.timeout)
-                if tp.error is None and tp.offset >= 0
-            }
+            try:
+                offsets = self._reader(group).committed(partitions, timeout=self.timeout)
+            except Exception as exc:  # noqa: BLE001 - one group must not hide the others
+                print(f"{self.dc}: group {group}: {exc}", file=sys.stderr, flush=True)
+                self.readers.pop(group).close()
+                continue
+            committed = {(tp.topic, tp.partition): tp.offset for tp in offsets if tp.error is None and tp.offset >= 0}
             for key in committed:
                 if key not in ends:
-                    low_high = self.ends_reader.get_watermark_offsets(
-                        TopicPartition(*key), timeout=self.timeout, cached=False
-                    )
+                    try:
+                        low_high = self.ends_reader.get_watermark_offsets(
+                            TopicPartition(*key), timeout=self.timeout, cached=False
+                        )
+                    except Exception as exc:  # noqa: BLE001 - a partition in a leader move: skip it this round
+                        print(f"{self.dc}: {key[0]}-{key[1]}: {exc}", file=sys.stderr, flush=True)
+                        continue
                     if low_high is not None:
                         ends[key] = low_high[1]
             out += lags(self.dc, group, committed, ends)
