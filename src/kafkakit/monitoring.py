@@ -93,28 +93,20 @@ def scrape_configs(
 
 
 def lag_exporter_clusters(
-    groups: Mapping[str, Iterable[str]],
-    hostvars: Mapping[str, Mapping[str, Any]],
-    port: int,
-    username: str,
-    password: str,
-    ca_file: str,
+    bootstrap_by_dc: Mapping[str, str], username: str, password: str, ca_file: str
 ) -> dict[str, dict[str, str]]:
-    """The lag exporter's librdkafka settings per data centre: every DC with brokers, read over
-    SASL_SSL as the monitoring principal."""
-    by_dc: dict[str, list[str]] = {}
-    for host in groups.get("kafka_broker", []):
-        by_dc.setdefault(str(hostvars[host]["dc"]), []).append(f"{hostvars[host]['private_ip']}:{port}")
+    """The lag exporter's librdkafka settings per data centre (bootstrap lists from the
+    kafkakit_bootstrap_by_dc filter), read over SASL_SSL as the monitoring principal."""
     return {
         dc: {
-            "bootstrap.servers": ",".join(addrs),
+            "bootstrap.servers": bootstrap,
             "security.protocol": "SASL_SSL",
             "sasl.mechanisms": "SCRAM-SHA-512",
             "sasl.username": username,
             "sasl.password": password,
             "ssl.ca.location": ca_file,
         }
-        for dc, addrs in sorted(by_dc.items())
+        for dc, bootstrap in sorted(bootstrap_by_dc.items())
     }
 
 

@@ -29,11 +29,10 @@ def kafkakit_alert_rules(text: str, thresholds: dict[str, Any], durations: dict[
 
 
 def kafkakit_lag_exporter_clusters(
-    groups: Any, hostvars: Any, port: int, username: str, password: str, ca_file: str
+    bootstrap_by_dc: dict[str, str], username: str, password: str, ca_file: str
 ) -> dict[str, dict[str, str]]:
     """The lag exporter's client settings per data centre."""
-    plain_groups = {k: list(v) for k, v in dict(groups).items()}
-    return monitoring.lag_exporter_clusters(plain_groups, hostvars, port, username, password, ca_file)
+    return monitoring.lag_exporter_clusters(bootstrap_by_dc, username, password, ca_file)
 
 
 class FilterModule:
