@@ -38,6 +38,7 @@ BENCH_PLAINTEXT_PORT ?= 9095
 BENCH_DC          ?= dc1
 BENCH_COLD_LAB_SECONDS ?=
 BENCH_CASES ?= producer-sasl_ssl-tuned-none-100 producer-sasl_ssl-stock-none-100 \
+               producer-sasl_ssl-fetchers2-none-1024 producer-sasl_ssl-fewthreads-none-1024 \
                producer-sasl_ssl-tuned-none-1024 producer-sasl_ssl-stock-none-1024 \
                producer-sasl_ssl-tuned-lz4-1024 producer-sasl_ssl-tuned-zstd-1024 \
                consumer-sasl_ssl-tuned-none-1024 latency-sasl_ssl-1024 \

@@ -16,7 +16,7 @@ import json
 import sys
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -106,19 +106,18 @@ class ClusterReader:
         ]
         # A fresh reader each round: a long-lived one can keep asking a partition's old leader
         # after leadership moved (NOT_LEADER_FOR_PARTITION on every round).
-        if self.ends_reader is not None:
-            self.ends_reader.close()
-        self.ends_reader = self._consumer_class(
+        old, self.ends_reader = self.ends_reader, self._consumer_class(
             {**self.conf, "group.id": "kafkakit-lag-exporter", "enable.auto.commit": False}
         )
+        _close_quietly(old)
         ends: dict[tuple[str, int], int] = {}
         out: list[Lag] = []
         for group in groups:
             try:
                 offsets = self._reader(group).committed(partitions, timeout=self.timeout)
             except Exception as exc:  # noqa: BLE001 - one group must not hide the others
-                print(f"{self.dc}: group {group}: {exc}", file=sys.stderr, flush=True)
-                self.readers.pop(group).close()
+                print(f"{self.dc}: group {group}: {exc!r}", file=sys.stderr, flush=True)
+                _close_quietly(self.readers.pop(group))
                 continue
             committed = {(tp.topic, tp.partition): tp.offset for tp in offsets if tp.error is None and tp.offset >= 0}
             for key in committed:
@@ -128,35 +127,61 @@ class ClusterReader:
                             TopicPartition(*key), timeout=self.timeout, cached=False
                         )
                     except Exception as exc:  # noqa: BLE001 - a partition in a leader move: skip it this round
-                        print(f"{self.dc}: {key[0]}-{key[1]}: {exc}", file=sys.stderr, flush=True)
+                        print(f"{self.dc}: {key[0]}-{key[1]}: {exc!r}", file=sys.stderr, flush=True)
                         continue
                     if low_high is not None:
                         ends[key] = low_high[1]
             out += lags(self.dc, group, committed, ends)
         for gone in set(self.readers) - set(groups):
-            self.readers.pop(gone).close()
+            _close_quietly(self.readers.pop(gone))
         return out
+
+    def close(self) -> None:
+        for handle in [self.ends_reader, *self.readers.values()]:
+            _close_quietly(handle)
+        self.ends_reader = None
+        self.readers.clear()
+
+
+def _close_quietly(handle: Any) -> None:
+    if handle is None:
+        return
+    try:
+        handle.close()
+    except Exception as exc:  # noqa: BLE001 - a handle that fails to close is dropped all the same
+        print(f"closing a client: {exc!r}", file=sys.stderr, flush=True)
 
 
 class Exporter:
-    def __init__(self, config: Mapping[str, Any]) -> None:
+    def __init__(
+        self, config: Mapping[str, Any], reader_class: Callable[[str, Mapping[str, str]], Any] = ClusterReader
+    ) -> None:
         self.interval = float(config.get("interval_s", 10))
-        self.readers = {dc: ClusterReader(dc, conf) for dc, conf in config["clusters"].items()}
-        self.page = exposition([], {dc: False for dc in self.readers}, {})
+        self.clusters: dict[str, Mapping[str, str]] = dict(config["clusters"])
+        self.reader_class = reader_class
+        self.readers: dict[str, Any] = {}
+        self.page = exposition([], {dc: False for dc in self.clusters}, {})
         self.lock = threading.Lock()
 
     def round(self) -> None:
         samples: list[Lag] = []
         up: dict[str, bool] = {}
         took: dict[str, float] = {}
-        for dc, reader in self.readers.items():
+        for dc, conf in self.clusters.items():
             start = time.monotonic()
             try:
-                samples += reader.collect()
+                if dc not in self.readers:
+                    self.readers[dc] = self.reader_class(dc, conf)
+                samples += self.readers[dc].collect()
                 up[dc] = True
             except Exception as exc:  # noqa: BLE001 - one DC down must not stop the others
-                print(f"{dc}: collection failed: {exc}", file=sys.stderr, flush=True)
+                print(f"{dc}: collection failed: {exc!r}", file=sys.stderr, flush=True)
                 up[dc] = False
+                # Start the next round with new clients: a failed one can stay failed (a closed
+                # handle, brokers it still believes in), and every later round would fail at once.
+                reader = self.readers.pop(dc, None)
+                if reader is not None:
+                    reader.close()
             took[dc] = time.monotonic() - start
         page = exposition(samples, up, took)
         with self.lock:

@@ -105,9 +105,16 @@ def test_node_and_lag_exporters_answer(lab: Lab) -> None:
     status, body = http_get(f"http://{broker.ip}:{NODE_EXPORTER_PORT}/metrics")
     assert status == 200 and "node_filesystem_avail_bytes" in body
     monitor = lab.hosts[lab.groups["monitoring"][0]]
-    status, body = http_get(f"http://{monitor.ip}:{LAG_EXPORTER_PORT}/metrics")
-    assert status == 200
-    assert 'kafkakit_lag_exporter_up{dc="dc1"} 1' in body and 'kafkakit_lag_exporter_up{dc="dc2"} 1' in body
+    url = f"http://{monitor.ip}:{LAG_EXPORTER_PORT}/metrics"
+    assert http_get(url)[0] == 200
+
+    def both_up() -> bool:
+        body = http_get(url)[1]
+        return all(f'kafkakit_lag_exporter_up{{dc="{dc}"}} 1' in body for dc in ("dc1", "dc2"))
+
+    # Earlier tests kill and move brokers; a round that failed then is followed by one with new
+    # clients (interval 10 s), so both data centres must be up within a few rounds.
+    wait_until("the lag exporter reads both data centres", both_up, 60)
 
 
 def test_certificate_expiry_is_exported_per_host(lab: Lab, prometheus: Prometheus) -> None:

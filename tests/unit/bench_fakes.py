@@ -23,11 +23,12 @@ class FakeRunner:
         self.calls.append(command)
         if self.fail_on and self.fail_on in " ".join(command):
             raise RuntimeError("exit 1: broker unreachable")
-        if "org.apache.kafka.tools.TopicCommand" in command:
+        if "org.apache.kafka.tools.TopicCommand" in command or "kafka.admin.ConfigCommand" in command:
             return ""
         if "org.apache.kafka.tools.ProducerPerformance" in command:
             topic = command[command.index("--topic") + 1]
-            rates = self.rates.get(topic)
+            # Producer runs write to "<case topic>-<run>": the rates are keyed by the case's topic.
+            rates = next((r for t, r in self.rates.items() if topic == t or topic.startswith(f"{t}-")), None)
             return producer_line(rates.pop(0)) if rates else (FIXTURES / "producer_100_none.txt").read_text()
         if "org.apache.kafka.tools.ConsumerPerformance" in command:
             return (FIXTURES / "consumer_hide_header.txt").read_text()

@@ -87,6 +87,7 @@ def test_plan_and_comparisons():
     assert ("SASL_SSL/PLAINTEXT", "latency-sasl_ssl-1024", "latency-plaintext-1024") in labels
     assert ("lz4/none", "consumer-sasl_ssl-tuned-lz4-1024", "consumer-sasl_ssl-tuned-none-1024") in labels
     assert ("zstd/none", "producer-sasl_ssl-tuned-zstd-1024", "producer-sasl_ssl-tuned-none-1024") in labels
+    assert ("fetchers2/tuned", "producer-sasl_ssl-fetchers2-none-1024", "producer-sasl_ssl-tuned-none-1024") in labels
     # Only one factor differs in each pair.
     for comp in comparisons(cases):
         a, b = names[comp.numerator], names[comp.denominator]
@@ -104,6 +105,8 @@ def test_select_globs_and_unknown_names():
     assert [c.name for c in select(cases, ["producer-*-1024"])] == [
         "producer-sasl_ssl-tuned-none-1024",
         "producer-sasl_ssl-stock-none-1024",
+        "producer-sasl_ssl-fetchers2-none-1024",
+        "producer-sasl_ssl-fewthreads-none-1024",
         "producer-sasl_ssl-tuned-lz4-1024",
         "producer-sasl_ssl-tuned-zstd-1024",
     ]
@@ -115,3 +118,13 @@ def test_interleave_is_abab():
     a, b = make_case("producer", SASL), make_case("producer", SASL, tuning="stock")
     order = [(rep, c.name) for rep, c in interleave([a, b], 3)]
     assert order == [(0, a.name), (0, b.name), (1, a.name), (1, b.name), (2, a.name), (2, b.name)]
+
+
+def test_broker_variant_sets_dynamic_broker_defaults_around_each_run():
+    case = make_case("producer", SASL, tuning="fewthreads")
+    (on, *_), (*_, off) = case.before("r1"), case.after("r1")
+    assert "kafka.admin.ConfigCommand" in on and "--entity-default" in on
+    assert on[on.index("--add-config") + 1] == "num.io.threads=4,num.network.threads=2"
+    assert off[off.index("--delete-config") + 1] == "num.io.threads,num.network.threads"
+    with pytest.raises(ValueError, match="producer only"):
+        make_case("consumer", SASL, tuning="fewthreads")

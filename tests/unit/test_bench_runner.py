@@ -3,7 +3,7 @@
 import pytest
 
 from kafkakit.bench.plan import Endpoint, make_case
-from kafkakit.bench.runner import MIN_RECORDS, run_plan
+from kafkakit.bench.runner import MAX_RUN_BYTES, MIN_RECORDS, run_plan
 from tests.unit.bench_fakes import FIXTURES, FakeRunner
 
 SASL = Endpoint("SASL_SSL", "b1:9093", "/etc/kafka/client.properties")
@@ -24,7 +24,8 @@ def test_measured_runs_alternate_between_cases():
     ]  # fmt: skip
     producers = fake.measured(PRODUCER)
     # Two warm-ups (one per case, 1000 records since that is less than the warm-up size), then ABABAB.
-    assert [topic_of(c) for c in producers[2:]] == [TUNED.topic, STOCK.topic] * 3
+    expected = [f"{t}-t-{rep}" for rep in range(3) for t in (TUNED.topic, STOCK.topic)]
+    assert [topic_of(c) for c in producers[2:]] == expected
     assert all(c[c.index("--num-records") + 1] == "1000" for c in producers)
     assert all(m.ok and m.records == 1000 for m in results)
 
@@ -78,12 +79,42 @@ def test_incomplete_consumer_run_is_an_error():
 
 
 def test_a_failing_case_does_not_stop_the_others():
-    fake = FakeRunner(fail_on=f"--topic {STOCK.topic} --num-records")
+    fake = FakeRunner(fail_on=f"ProducerPerformance --topic {STOCK.topic}-")
     results = run_plan([TUNED, STOCK], fake, repetitions=2, records=10)
     stock = [m for m in results if m.case == STOCK.name]
     assert [m.repetition for m in stock] == [-1] and "broker unreachable" in stock[0].error
     assert [m.ok for m in results if m.case == TUNED.name] == [True, True]
-    assert sum("--delete" in c for c in fake.calls) == 2
+    # Every per-run topic is deleted, the failed run's too.
+    created = [topic_of(c) for c in fake.calls if "--create" in c]
+    deleted = [topic_of(c) for c in fake.calls if "--delete" in c]
+    assert len(created) == 4 and sorted(created) == sorted(deleted)
+
+
+def test_each_producer_run_has_a_topic_of_its_own_deleted_after_it():
+    fake = FakeRunner()
+    run_plan([TUNED], fake, repetitions=2, records=10, tag="t")
+    steps = [("create" if "--create" in c else "delete" if "--delete" in c else "run", topic_of(c)) for c in fake.calls]
+    runs = [f"{TUNED.topic}-t-{r}" for r in ("warmup", "0", "1")]
+    assert steps == [(step, t) for t in runs for step in ("create", "run", "delete")]
+
+
+def test_a_broker_variant_is_set_for_its_runs_only_and_removed_even_when_a_run_fails():
+    case = make_case("producer", SASL, tuning="fetchers2")
+    fake = FakeRunner(fail_on=f"ProducerPerformance --topic {case.topic}-t-0")
+    results = run_plan([case], fake, repetitions=2, records=10, tag="t")
+    configs = [c for c in fake.calls if "kafka.admin.ConfigCommand" in c]
+    assert len(configs) == 6  # on and off around the warm-up and both runs
+    assert [c[c.index("--add-config") + 1] if "--add-config" in c else "off" for c in configs] == [
+        "num.replica.fetchers=2", "off"] * 3  # fmt: skip
+    assert [m.ok for m in results] == [False, True]
+    produced = fake.measured(PRODUCER)[-1]
+    assert "linger.ms=20" in produced  # the client side stays the kit's tuned one
+
+
+def test_runs_are_capped_in_bytes():
+    fake = FakeRunner(rates={TUNED.topic: [10_000_000.0, 1.0]})
+    (m,) = run_plan([TUNED], fake, repetitions=1, seconds=20)
+    assert m.records == MAX_RUN_BYTES // TUNED.record_size
 
 
 def test_records_and_seconds_are_exclusive():

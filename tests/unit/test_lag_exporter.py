@@ -47,3 +47,33 @@ def test_the_host_side_module_needs_only_the_standard_library_and_confluent_kafk
         for alias in node.names
     }
     assert roots - set(sys.stdlib_module_names) - {"__future__"} == {"confluent_kafka"}
+
+
+class _FlakyReader:
+    """Fails its first collection and then stays broken, like a client left with a closed handle."""
+
+    made: list[_FlakyReader] = []
+
+    def __init__(self, dc: str, _conf: object) -> None:
+        self.dc, self.broken, self.closed = dc, len(_FlakyReader.made) == 0, False
+        _FlakyReader.made.append(self)
+
+    def collect(self) -> list[Lag]:
+        if self.broken:
+            raise RuntimeError("Consumer closed")
+        return [Lag(self.dc, "g", "t", 0, 7)]
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_a_failed_data_centre_gets_new_clients_and_recovers_next_round() -> None:
+    _FlakyReader.made.clear()
+    exporter = lag_exporter.Exporter({"clusters": {"dc1": {}}}, reader_class=_FlakyReader)
+    exporter.round()
+    assert 'kafkakit_lag_exporter_up{dc="dc1"} 0' in exporter.page
+    assert _FlakyReader.made[0].closed
+    exporter.round()
+    assert 'kafkakit_lag_exporter_up{dc="dc1"} 1' in exporter.page
+    assert 'kafkakit_consumergroup_lag{dc="dc1",group="g",topic="t",partition="0"} 7' in exporter.page
+    assert len(_FlakyReader.made) == 2

@@ -22,20 +22,29 @@ MAIN_CLASSES: dict[str, str] = {
     "consumer": "org.apache.kafka.tools.ConsumerPerformance",
     "latency": "org.apache.kafka.tools.EndToEndLatency",
     "topics": "org.apache.kafka.tools.TopicCommand",
+    "configs": "kafka.admin.ConfigCommand",
 }
 SCRIPTS: dict[str, tuple[str, ...]] = {
     "producer": ("kafka-producer-perf-test.sh",),
     "consumer": ("kafka-consumer-perf-test.sh",),
     "latency": ("kafka-run-class.sh", MAIN_CLASSES["latency"]),
     "topics": ("kafka-topics.sh",),
+    "configs": ("kafka-configs.sh",),
 }
 
 # Client-side tuning, the only kind that can be measured side by side in one run against one
 # cluster. 3.9's producer defaults are linger.ms=0 and batch.size=16384.
 TUNED_PRODUCER_PROPS: tuple[str, ...] = ("linger.ms=20", "batch.size=262144")
 TUNED_CONSUMER_ARGS: tuple[str, ...] = ("--fetch-size", "4194304")
-# Producer topics grow by one run's data per repetition; cap what each partition keeps.
-PRODUCER_TOPIC_CONFIGS: tuple[str, ...] = ("retention.bytes=134217728", "segment.bytes=33554432")
+# Each producer run writes into a topic of its own, deleted right after it, so runs start alike
+# and the lab's small data volumes never hold more than about one run's data.
+PRODUCER_TOPIC_CONFIGS: tuple[str, ...] = ("segment.bytes=33554432",)
+# Broker-side variants, measured side by side with the kit's brokers by setting them as dynamic
+# cluster-wide defaults for the length of one run (the kit's brokers keep Kafka's thread counts).
+BROKER_VARIANTS: dict[str, tuple[str, ...]] = {
+    "fetchers2": ("num.replica.fetchers=2",),
+    "fewthreads": ("num.io.threads=4", "num.network.threads=2"),
+}
 # ConsumerPerformance gives up after this long without a record (its default is 10 s).
 CONSUMER_TIMEOUT_MS = 30000
 
@@ -84,6 +93,9 @@ class Case:
     # Run once before the first repetition (topic creation), and once after the last one.
     setup: tuple[tuple[str, ...], ...] = ()
     teardown: tuple[tuple[str, ...], ...] = ()
+    # Run before and after every run of the tool (RUN filled in); the "after" ones even when it fails.
+    before_run: tuple[tuple[str, ...], ...] = ()
+    after_run: tuple[tuple[str, ...], ...] = ()
     # A consumer case reads what this producer command wrote beforehand (same size and codec).
     fill: tuple[str, ...] | None = None
     topic: str = ""
@@ -93,6 +105,12 @@ class Case:
 
     def fill_command(self, records: int) -> list[str] | None:
         return _fill_in(self.fill, records, "fill") if self.fill else None
+
+    def before(self, run: str) -> list[list[str]]:
+        return [_fill_in(c, 0, run) for c in self.before_run]
+
+    def after(self, run: str) -> list[list[str]]:
+        return [_fill_in(c, 0, run) for c in self.after_run]
 
 
 def _fill_in(args: Iterable[str], records: int, run: str) -> list[str]:
@@ -106,9 +124,16 @@ def case_name(tool: Tool, protocol: str, tuning: str, compression: str, record_s
     return f"{tool}-{protocol.lower()}-{tuning}-{compression}-{record_size}"
 
 
-def _admin(tools: ToolSettings, ep: Endpoint) -> list[str]:
+def _admin(tools: ToolSettings, ep: Endpoint, tool: str = "topics") -> list[str]:
     config = ["--command-config", ep.config] if ep.config else []
-    return [*tools.launcher("topics"), "--bootstrap-server", ep.bootstrap, *config]
+    return [*tools.launcher(tool), "--bootstrap-server", ep.bootstrap, *config]
+
+
+def _broker_defaults(tools: ToolSettings, ep: Endpoint, configs: Sequence[str]) -> tuple[list[str], list[str]]:
+    """ConfigCommand lines that set `configs` as dynamic defaults of every broker, and remove them."""
+    base = [*_admin(tools, ep, "configs"), "--alter", "--entity-type", "brokers", "--entity-default"]
+    keys = ",".join(c.split("=", 1)[0] for c in configs)
+    return [*base, "--add-config", ",".join(configs)], [*base, "--delete-config", keys]
 
 
 def _producer_args(
@@ -139,15 +164,36 @@ def make_case(
     ep = endpoint
     if tool == "latency":
         tuning, compression = "stock", "none"
+    if tuning in BROKER_VARIANTS and tool != "producer":
+        raise ValueError(f"broker variant {tuning!r} is measured with the producer only")
     name = case_name(tool, ep.protocol, tuning, compression, record_size)
     topic = f"{topic_prefix}{name}"
-    create = [*_admin(tools, ep), "--create", "--if-not-exists", "--topic", topic]
-    create += ["--partitions", str(partitions), "--replication-factor", str(replication)]
+
+    def create_command(name: str) -> list[str]:
+        create = [*_admin(tools, ep), "--create", "--if-not-exists", "--topic", name]
+        return create + ["--partitions", str(partitions), "--replication-factor", str(replication)]
+
+    create = create_command(topic)
+    delete = [*_admin(tools, ep), "--delete", "--if-exists", "--topic", topic]
     fill: list[str] | None = None
+    setup: tuple[tuple[str, ...], ...] = (tuple(create),)
+    teardown: tuple[tuple[str, ...], ...] = (tuple(delete),)
+    before: list[tuple[str, ...]] = []
+    after: list[tuple[str, ...]] = []
     if tool == "producer":
+        run_topic = f"{topic}-{RUN}"
+        run_create = create_command(run_topic)
         for c in PRODUCER_TOPIC_CONFIGS:
-            create += ["--config", c]
-        args = _producer_args(tools, ep, topic, tuning, compression, record_size)
+            run_create += ["--config", c]
+        before.append(tuple(run_create))
+        after.append(tuple([*_admin(tools, ep), "--delete", "--if-exists", "--topic", run_topic]))
+        setup = teardown = ()
+        if tuning in BROKER_VARIANTS:
+            on, off = _broker_defaults(tools, ep, BROKER_VARIANTS[tuning])
+            before.insert(0, tuple(on))
+            after.append(tuple(off))
+        client_tuning = "tuned" if tuning in BROKER_VARIANTS else tuning
+        args = _producer_args(tools, ep, run_topic, client_tuning, compression, record_size)
     elif tool == "consumer":
         fill = _producer_args(tools, ep, topic, "tuned", compression, record_size)
         args = [*tools.launcher("consumer"), "--bootstrap-server", ep.bootstrap, "--topic", topic]
@@ -160,7 +206,6 @@ def make_case(
         # which acks=all cannot write to under min.insync.replicas=2.
         args = [*tools.launcher("latency"), ep.bootstrap, topic, RECORDS, "all", str(record_size)]
         args += [ep.config] if ep.config else []
-    delete = [*_admin(tools, ep), "--delete", "--if-exists", "--topic", topic]
     return Case(
         name=name,
         tool=tool,
@@ -169,8 +214,10 @@ def make_case(
         protocol=ep.protocol,
         compression=compression,
         record_size=record_size,
-        setup=(tuple(create),),
-        teardown=(tuple(delete),),
+        setup=setup,
+        teardown=teardown,
+        before_run=tuple(before),
+        after_run=tuple(after),
         fill=tuple(fill) if fill else None,
         topic=topic,
     )
@@ -199,6 +246,8 @@ def build_plan(
     for size in RECORD_SIZES:
         cases.append(make_case("producer", main, tuning="tuned", record_size=size, **opts))
         cases.append(make_case("producer", main, tuning="stock", record_size=size, **opts))
+        for variant in BROKER_VARIANTS:
+            cases.append(make_case("producer", main, tuning=variant, record_size=size, **opts))
         for codec in COMPRESSIONS[1:]:
             cases.append(make_case("producer", main, compression=codec, record_size=size, **opts))
     cases.append(make_case("consumer", main, tuning="tuned", **opts))
@@ -243,6 +292,7 @@ class Comparison:
 # (factor, value on top, value below): the ratios the issue asks for.
 _DIRECTIONS: tuple[tuple[str, str, str], ...] = (
     ("tuning", "tuned", "stock"),
+    *(("tuning", variant, "tuned") for variant in BROKER_VARIANTS),
     ("protocol", "SASL_SSL", "PLAINTEXT"),
     ("compression", "lz4", "none"),
     ("compression", "zstd", "none"),

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kafkakit.bench.plan import RECORDS, Case
+from kafkakit.bench.plan import BROKER_VARIANTS, RECORDS, TUNED_CONSUMER_ARGS, TUNED_PRODUCER_PROPS, Case
 from kafkakit.bench.runner import Measurement, Runner
 from kafkakit.bench.stats import KEY_METRICS, Ratio, Summary
 
@@ -116,6 +116,22 @@ def _ratio_table(ratios: Sequence[Ratio]) -> list[str]:
     return lines
 
 
+def _tuning_legend(cases: Sequence[Case]) -> list[str]:
+    """What each value of the tuning column means, for the values the report has."""
+    used = {c.tuning for c in cases}
+    lines = ["Tuning column:", ""]
+    lines.append(
+        f"- tuned: producer `{' '.join(TUNED_PRODUCER_PROPS)}`, consumer `{' '.join(TUNED_CONSUMER_ARGS)}`;"
+        " the brokers as the kit deploys them"
+    )
+    lines.append("- stock: Kafka 3.9's client defaults (linger.ms=0, batch.size=16384), same brokers")
+    for variant, configs in BROKER_VARIANTS.items():
+        if variant in used:
+            lines.append(f"- {variant}: tuned, with the brokers' dynamic defaults `{','.join(configs)}` for its runs")
+    lines.append("- every producer: acks=all, RF 3, min.insync.replicas=2, a fresh topic per run")
+    return [*lines, ""]
+
+
 def render_report(
     cases: Sequence[Case],
     measurements: Sequence[Measurement],
@@ -142,6 +158,7 @@ def render_report(
         "were measured side by side. Cells are the median over the rounds, with min–max in brackets.",
         "",
     ]
+    lines += _tuning_legend(cases)
     if chart:
         lines += [f"![throughput]({chart})", ""]
     for tool in ("producer", "consumer", "latency"):

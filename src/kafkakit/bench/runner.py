@@ -24,8 +24,10 @@ Progress = Callable[[str], None]
 DEFAULT_RECORDS = 200_000
 WARMUP_RECORDS = {"producer": 50_000, "consumer": 50_000, "latency": 500}
 MIN_RECORDS = {"producer": 10_000, "consumer": 10_000, "latency": 200}
-# --seconds sizes runs from a calibration rate; this bounds a fast calibration's disk use.
+# --seconds sizes runs from a calibration rate; these bound a fast calibration's disk use (the
+# lab's data volumes are 2 GiB, and every broker holds a replica of every partition).
 MAX_RECORDS = 5_000_000
+MAX_RUN_BYTES = 256 * 1024 * 1024
 
 Result = ProducerResult | ConsumerResult | LatencyResult
 PARSERS: dict[str, Callable[[str], Result]] = {
@@ -58,15 +60,28 @@ def rate_of(result: Result) -> float:
     return result.records_per_sec
 
 
-def records_for(tool: str, rate: float, seconds: float) -> int:
-    return max(MIN_RECORDS[tool], min(MAX_RECORDS, int(rate * seconds)))
+def records_for(tool: str, rate: float, seconds: float, record_size: int = 1) -> int:
+    most = min(MAX_RECORDS, MAX_RUN_BYTES // max(record_size, 1))
+    return max(MIN_RECORDS[tool], min(most, int(rate * seconds)))
+
+
+def run_once(case: Case, run: Runner, records: int, run_tag: str) -> str:
+    """One run of the case's tool between its per-run commands (a topic of its own, broker
+    settings); the "after" commands run even when the tool fails."""
+    try:
+        for command in case.before(run_tag):
+            run(command)
+        return run(case.command(records, run_tag))
+    finally:
+        for command in case.after(run_tag):
+            run(command)
 
 
 def measure(case: Case, run: Runner, repetition: int, records: int, tag: str) -> Measurement:
     start = time.monotonic()
     output = ""
     try:
-        output = run(case.command(records, f"{tag}-{repetition}"))
+        output = run_once(case, run, records, f"{tag}-{repetition}")
         result = PARSERS[case.tool](output)
     except Exception as exc:  # one broken run must not lose the others' results
         return Measurement(case.name, repetition, records, error=f"{type(exc).__name__}: {exc}", output=output)
@@ -87,9 +102,12 @@ def prepare(case: Case, run: Runner, records: int | None, seconds: float | None,
     if seconds is not None:
         # The calibration run doubles as the JVM / page-cache warm-up of a producer or latency
         # case; a consumer's is a producer run that also starts filling its topic.
-        calibration = case.fill_command(warm) or case.command(warm, f"{tag}-calibrate")
-        result = PARSERS["producer" if case.fill else case.tool](run(calibration))
-        n = records_for(case.tool, rate_of(result), seconds)
+        fill_calibration = case.fill_command(warm)
+        if fill_calibration:
+            result = PARSERS["producer"](run(fill_calibration))
+        else:
+            result = PARSERS[case.tool](run_once(case, run, warm, f"{tag}-calibrate"))
+        n = records_for(case.tool, rate_of(result), seconds, case.record_size)
         say(f"{case.name}: {rate_of(result):.0f} records/s in calibration -> {n} records per run")
     else:
         n = records or DEFAULT_RECORDS
@@ -97,7 +115,7 @@ def prepare(case: Case, run: Runner, records: int | None, seconds: float | None,
     if fill:
         PARSERS["producer"](run(fill))
     if seconds is None or case.fill:
-        PARSERS[case.tool](run(case.command(min(warm, n), f"{tag}-warmup")))
+        PARSERS[case.tool](run_once(case, run, min(warm, n), f"{tag}-warmup"))
     return n
 
 
