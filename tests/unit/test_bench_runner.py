@@ -120,3 +120,12 @@ def test_runs_are_capped_in_bytes():
 def test_records_and_seconds_are_exclusive():
     with pytest.raises(ValueError):
         run_plan([TUNED], FakeRunner(), records=1, seconds=1)
+
+
+def test_producer_runs_of_one_record_size_send_equal_counts():
+    # Calibrated at 1000, 2000 and 4000 records/s: every case sends the median count, 2000 * 10.
+    slow, mid = make_case("producer", SASL, tuning="stock"), make_case("producer", SASL, tuning="fetchers2")
+    fake = FakeRunner(rates={TUNED.topic: [4000.0] + [1.0] * 9, slow.topic: [1000.0] + [1.0] * 9})
+    fake.rates[mid.topic] = [2000.0] + [1.0] * 9
+    results = run_plan([TUNED, slow, mid], fake, repetitions=2, seconds=10)
+    assert {m.records for m in results} == {20000}

@@ -119,6 +119,20 @@ def prepare(case: Case, run: Runner, records: int | None, seconds: float | None,
     return n
 
 
+def equal_sizes(cases: Sequence[Case], sizes: dict[str, int]) -> dict[str, int]:
+    """One record count for all producer cases of a record size: the median of their calibrated
+    counts. A run's rate depends on its length (start-up and ramp are amortised over it), so the
+    two sides of a ratio must send as many records each."""
+    out = dict(sizes)
+    for size in {c.record_size for c in cases if c.tool == "producer"}:
+        names = [c.name for c in cases if c.tool == "producer" and c.record_size == size and c.name in sizes]
+        if names:
+            counts = sorted(sizes[n] for n in names)
+            for n in names:
+                out[n] = counts[len(counts) // 2]
+    return out
+
+
 def run_plan(
     cases: Sequence[Case],
     run: Runner,
@@ -147,6 +161,8 @@ def run_plan(
             except Exception as exc:
                 say(f"{case.name}: preparation failed, skipping it: {exc}")
                 results.append(Measurement(case.name, -1, 0, error=f"preparation: {type(exc).__name__}: {exc}"))
+        if seconds is not None:
+            sizes = equal_sizes(cases, sizes)
         order = [(rep, case) for rep, case in interleave(cases, repetitions) if case.name in sizes]
         for i, (rep, case) in enumerate(order, 1):
             m = measure(case, run, rep, sizes[case.name], tag)
