@@ -90,6 +90,15 @@ def cluster_health(admin: AdminClient, timeout: float = 10.0) -> ClusterHealth:
     return health
 
 
+def topic_ready(admin: AdminClient, topic: str, partitions: int | None = None, timeout: float = 10.0) -> bool:
+    """The metadata lists the topic's partitions (exactly `partitions` when given), each with a
+    leader. Right after creation a broker whose metadata cache lags answers with none at all."""
+    meta = admin.list_topics(topic=topic, timeout=timeout).topics[topic]
+    leaders = [p.leader for p in meta.partitions.values()]
+    count_ok = len(leaders) == partitions if partitions is not None else len(leaders) > 0
+    return meta.error is None and count_ok and min(leaders, default=-1) >= 0
+
+
 def wait_healthy(
     admin: AdminClient, expect_brokers: list[int] | None, timeout: float, interval: float = 2.0
 ) -> ClusterHealth:

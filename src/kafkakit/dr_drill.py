@@ -22,7 +22,7 @@ from typing import Any
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from kafkakit.admin import admin_client, client_conf
+from kafkakit.admin import admin_client, client_conf, topic_ready
 from kafkakit.mirror_lag import wait_mirror
 
 
@@ -43,9 +43,7 @@ def ensure_topic(admin: AdminClient, topic: str, partitions: int, replication_fa
                 raise
     deadline = time.monotonic() + 60
     while True:
-        meta = admin.list_topics(topic=topic, timeout=30).topics[topic]
-        leaders = [p.leader for p in meta.partitions.values()]
-        if meta.error is None and leaders and min(leaders) >= 0:
+        if topic_ready(admin, topic, timeout=30):
             return
         if time.monotonic() > deadline:
             raise RuntimeError(f"{topic}: partitions or leaders missing from the metadata after 60 s")

@@ -10,7 +10,7 @@ import pytest
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from kafkakit.admin import admin_client, wait_healthy
+from kafkakit.admin import admin_client, topic_ready, wait_healthy
 from tests.integration.lab import Lab
 
 
@@ -86,13 +86,7 @@ def new_topic(client_conf: dict[str, str]) -> Iterator[Callable[..., str]]:
         admin.create_topics([topic])[name].result(timeout=30)
         made.append(name)
         # Until every partition has a leader, so the first produce or assign does not race creation.
-        # A broker whose metadata cache lags answers with no partitions at all: that is not ready.
-        def ready() -> bool:
-            meta = admin.list_topics(topic=name, timeout=10).topics[name]
-            leaders = [p.leader for p in meta.partitions.values()]
-            return meta.error is None and len(leaders) == partitions and min(leaders) >= 0
-
-        wait_until(f"leaders for {name}", ready, 30)
+        wait_until(f"leaders for {name}", lambda: topic_ready(admin, name, partitions), 30)
         return name
 
     yield make
