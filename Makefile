@@ -7,12 +7,14 @@ SHELL := /bin/bash
 
 VENV        := .venv
 PY          := $(VENV)/bin/python
-KAFKA_VERSION     ?= 3.9.2
+# Component versions are pinned once, in the roles' defaults (`make versions` lists them all).
+role_default = $(shell sed -n 's/^$(2): *//p' roles/$(1)/defaults/main.yml)
+KAFKA_VERSION     ?= $(call role_default,kafka_common,kafka_version)
 # The previous patch release: the upgrade test rolls dc2 from it to KAFKA_VERSION.
 KAFKA_PREVIOUS    ?= 3.9.1
-ZOOKEEPER_VERSION ?= 3.8.4
-SPARK_VERSION     ?= 3.5.7
-JMX_EXPORTER_VERSION ?= 1.0.1
+ZOOKEEPER_VERSION ?= $(call role_default,zookeeper,zookeeper_version)
+SPARK_VERSION     ?= $(call role_default,spark,spark_version)
+JMX_EXPORTER_VERSION ?= $(call role_default,monitoring,monitoring_jmx_exporter_version)
 ARTIFACTS   := build/artifacts/kafka_2.13-$(KAFKA_VERSION).tgz build/artifacts/apache-zookeeper-$(ZOOKEEPER_VERSION)-bin.tgz \
                build/artifacts/kafka_2.13-$(KAFKA_PREVIOUS).tgz \
                build/artifacts/spark-$(SPARK_VERSION)-bin-hadoop3.tgz \
@@ -48,12 +50,14 @@ BENCH_KAFKA := build/bench/kafka_2.13-$(KAFKA_VERSION)
 BENCH_LISTENER = (cd ansible && ANSIBLE_CONFIG=ansible.cfg ../$(VENV)/bin/ansible-playbook bench-listener.yml \
                   -e bench_port=$(BENCH_PLAINTEXT_PORT) -e bench_listener=$(1))
 
-.PHONY: help setup apt venv artifacts image lab lab-up lab-down site verify test unit integration lint actionlint bench
+.PHONY: help setup apt venv artifacts image lab lab-up lab-down lab-clean site verify test unit integration lint actionlint bench versions
 
 help:
 	@echo "make lab       deploy the local two-DC lab (podman) with site.yml and verify it"
 	@echo "make test      the whole test suite: lint-free unit tests, then the lab-backed integration tests"
-	@echo "make lab-down  remove every container, network, image and file the lab made"
+	@echo "make lab-down  remove the lab's containers, network and files (the base image stays for the next lab)"
+	@echo "make lab-clean lab-down, and the lab's base images too"
+	@echo "make versions  every component's pinned version (the README's table)"
 	@echo "make lint      ruff, yamllint, ansible-lint (production profile), actionlint"
 	@echo "make bench     Kafka's perf tools, MirrorMaker 2 and playbook timings on the lab -> build/bench/report.md"
 
@@ -127,8 +131,12 @@ lab: verify
 	@$(PY) -m kafkakit.labinfo build/lab
 
 lab-down: venv
-	@echo "==> removing the lab"
+	@echo "==> removing the lab (the base image stays)"
 	@$(ANSIBLE) lab-down.yml
+
+lab-clean: venv
+	@echo "==> removing the lab and its base images"
+	@$(ANSIBLE) lab-down.yml -e lab_remove_images=true
 
 # --- benchmark (issue #8) ---------------------------------------------------------------------
 # The perf tools run on this machine (the controller) from the kit's own archive: libs/ only,
@@ -163,6 +171,9 @@ unit: venv
 test: lint lab
 	@echo "==> all tests (unit + integration against the lab)"
 	@$(PY) -m pytest tests $(PYTEST_ARGS)
+
+versions: venv
+	@$(PY) -m kafkakit.versions
 
 lint: venv actionlint
 	@echo "==> lint"

@@ -1,0 +1,52 @@
+"""The version table: read from where each version is pinned, and the README's copy kept true."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from kafkakit import versions
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_readme_table_is_the_generated_one():
+    block = versions.readme_block((ROOT / "README.md").read_text())
+    assert block == versions.render(versions.pins()), "README versions table is stale: run `make versions`"
+
+
+def test_pins_come_from_the_role_defaults_and_the_lock(tmp_path):
+    (tmp_path / "roles/kafka_common/defaults").mkdir(parents=True)
+    for role, var in [(r, v) for _, r, v, _ in versions.ROLE_PINS]:
+        d = tmp_path / "roles" / role / "defaults"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "main.yml").write_text(f"---\n{var}: 9.9.{len(role)}\n")
+    lock = "\n".join(f"{pkg.replace('_', '-').upper()}==1.{i}" for i, (_, pkg, _) in enumerate(versions.LOCK_PINS))
+    (tmp_path / "requirements.lock").write_text(lock + "\n")
+    got = {p.component: p.version for p in versions.pins(tmp_path)}
+    assert got["Apache Kafka (ZooKeeper mode)"] == f"9.9.{len('kafka_common')}"
+    assert got["Pulumi AWS provider"] == "1.4"  # pulumi_aws matched as PULUMI-AWS
+
+
+def test_a_missing_pin_is_an_error(tmp_path):
+    (tmp_path / "requirements.lock").write_text("ansible==1\n")
+    with pytest.raises(KeyError, match="ansible-core"):
+        versions.locked("ansible-core", tmp_path)
+
+
+def test_a_stale_readme_is_refused_and_rewritten(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n{versions.BEGIN}\n| old |\n{versions.END}\nafter\n")
+    assert versions.main(["--check", str(readme)]) == 1
+    assert versions.main(["--write", str(readme)]) == 0
+    assert versions.main(["--check", str(readme)]) == 0
+    assert readme.read_text().endswith(f"{versions.END}\nafter\n")
+
+
+def test_the_makefile_takes_component_versions_from_the_roles():
+    makefile = (ROOT / "Makefile").read_text()
+    for name in ("KAFKA_VERSION", "ZOOKEEPER_VERSION", "SPARK_VERSION", "JMX_EXPORTER_VERSION"):
+        line = re.search(rf"^{name}\s*\?=(.*)$", makefile, re.M)
+        assert line and "role_default" in line.group(1), f"{name} must be read from its role's defaults"
