@@ -18,7 +18,7 @@ from kafkakit.mirror_lag import mirror_state, wait_mirror
 from tests.integration.clients import ProduceReport, produce_sequence, read_all
 from tests.integration.conftest import controller_id, fresh_admin, wait_until
 from tests.integration.lab import ROOT, Lab
-from tests.integration.test_idempotence import run_playbook
+from tests.integration.playbooks import run_playbook
 
 # What inventories/local/group_vars set for the lab's flow and MM2.
 SOURCE, TARGET = "dc1", "dc2"

@@ -11,9 +11,9 @@ import pytest
 
 from kafkakit.reassignment import read_cluster, replica_counts, throttles_left
 from tests.integration.conftest import fresh_admin
+from tests.integration.faults import assert_clean, run_scenario
 from tests.integration.lab import ROOT, Lab
-from tests.integration.test_faults import run_scenario
-from tests.integration.test_idempotence import run_playbook, run_site
+from tests.integration.playbooks import run_playbook, run_site
 
 pytestmark = pytest.mark.faults
 
@@ -54,7 +54,7 @@ def test_scale_out_under_load_loses_nothing(client_conf: dict[str, str], spare_b
 
     outcome = run_scenario("scale-out: a fourth dc1 broker, throttled moves", client_conf, scale_out)
     print(f"\n{outcome.row()}")
-    assert outcome.lost == 0 and outcome.sent == outcome.acked, outcome
+    assert_clean(outcome)
 
     # The plan ran under the throttle the role sets, and the tool cleared it when done.
     assert "throttle limit was set to 10485760 B/s" in outputs[0], outputs[0][-3000:]

@@ -10,8 +10,7 @@ from confluent_kafka.admin import NewTopic
 
 from tests.integration.clients import ProduceReport, produce_sequence, read_all
 from tests.integration.conftest import fresh_admin
-from tests.integration.test_idempotence import run_playbook
-from tests.integration.test_operations import restart_order
+from tests.integration.playbooks import restart_order, run_playbook
 
 PREVIOUS, CURRENT = "3.9.1", "3.9.2"  # Makefile: KAFKA_PREVIOUS, KAFKA_VERSION
 
