@@ -131,7 +131,8 @@ class AdminRetryError(RuntimeError):
     """A retried admin call still failing at its deadline; the message carries the last error."""
 
 
-def _admin_from_conf(conf: Mapping[str, Any]) -> AdminClient:
+def admin_from_conf(conf: Mapping[str, Any]) -> AdminClient:
+    """An admin client from one librdkafka settings dict (bootstrap.servers included)."""
     rest = dict(conf)
     return admin_client(rest.pop("bootstrap.servers"), rest)
 
@@ -185,7 +186,7 @@ def create_topics_retrying(
     topics: Sequence[NewTopic],
     timeout: float = 120.0,
     interval: float = 1.0,
-    make_admin: Callable[[Mapping[str, Any]], AdminClient] = _admin_from_conf,
+    make_admin: Callable[[Mapping[str, Any]], AdminClient] = admin_from_conf,
 ) -> None:
     """Create `topics` (conf: librdkafka settings with bootstrap.servers), retried while a
     controller move settles; a topic that already exists counts as created (an attempt that
@@ -208,7 +209,7 @@ def delete_topics_retrying(
     topics: Sequence[str],
     timeout: float = 120.0,
     interval: float = 1.0,
-    make_admin: Callable[[Mapping[str, Any]], AdminClient] = _admin_from_conf,
+    make_admin: Callable[[Mapping[str, Any]], AdminClient] = admin_from_conf,
 ) -> None:
     """Delete `topics`, retried while a controller move settles; an unknown topic counts as
     deleted (gone already, or deleted by an attempt that timed out)."""
