@@ -3,14 +3,15 @@ on the controller) and by the tests, so both read health the same way."""
 
 from __future__ import annotations
 
+import socket
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import KafkaException
-from confluent_kafka.admin import AdminClient
+from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka.admin import AdminClient, NewTopic
 
 
 def client_conf(bootstrap_servers: str, client_config: Mapping[str, Any] | None = None) -> dict[str, str]:
@@ -108,4 +109,150 @@ def wait_healthy(
         health = cluster_health(admin)
         if health.healthy(expect_brokers) or time.monotonic() >= deadline:
             return health
+        time.sleep(interval)
+
+
+# Worth another attempt with a fresh client: the controller moved (a roll, a fault) or a broker
+# did not answer in time. librdkafka marks few admin errors retriable(), so these are named.
+RETRY_CODES = frozenset(
+    {
+        KafkaError.NOT_CONTROLLER,
+        KafkaError.REQUEST_TIMED_OUT,
+        KafkaError.NETWORK_EXCEPTION,
+        KafkaError.BROKER_NOT_AVAILABLE,
+        KafkaError._TIMED_OUT,
+        KafkaError._TRANSPORT,
+        KafkaError._ALL_BROKERS_DOWN,
+    }
+)
+
+
+class AdminRetryError(RuntimeError):
+    """A retried admin call still failing at its deadline; the message carries the last error."""
+
+
+def admin_from_conf(conf: Mapping[str, Any]) -> AdminClient:
+    """An admin client from one librdkafka settings dict (bootstrap.servers included)."""
+    rest = dict(conf)
+    return admin_client(rest.pop("bootstrap.servers"), rest)
+
+
+def _retrying(
+    what: str,
+    names: Sequence[str],
+    call: Callable[[AdminClient, list[str]], Mapping[str, Any]],
+    done_code: int,
+    conf: Mapping[str, Any],
+    timeout: float,
+    interval: float,
+    make_admin: Callable[[Mapping[str, Any]], AdminClient],
+) -> None:
+    """Run a batched admin call until every name succeeded or ended with `done_code`: a fresh
+    client per attempt (one made before a controller move keeps asking the old controller),
+    another attempt after a RETRY_CODES error or a future that timed out, any other error
+    raised at once, AdminRetryError with the last error once `timeout` has passed."""
+    pending = list(dict.fromkeys(names))
+    deadline = time.monotonic() + timeout
+    last = ""
+    while True:
+        admin = make_admin(conf)
+        futures = call(admin, pending)
+        remaining = max(1.0, min(30.0, deadline - time.monotonic()))
+        still: list[str] = []
+        for name in pending:
+            try:
+                futures[name].result(timeout=remaining)
+            except KafkaException as exc:
+                err = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
+                if err is not None and err.code() == done_code:
+                    continue
+                if err is None or not (err.retriable() or err.code() in RETRY_CODES):
+                    raise
+                still.append(name)
+                last = f"{name}: {err}"
+            except TimeoutError:  # the future's own timeout (concurrent.futures.TimeoutError)
+                still.append(name)
+                last = f"{name}: no answer within {remaining:.0f}s"
+        pending = still
+        if not pending:
+            return
+        if time.monotonic() + interval > deadline:
+            raise AdminRetryError(f"{what} {pending}: still failing after {timeout:.0f}s, last error {last}")
+        time.sleep(interval)
+
+
+def create_topics_retrying(
+    conf: Mapping[str, Any],
+    topics: Sequence[NewTopic],
+    timeout: float = 120.0,
+    interval: float = 1.0,
+    make_admin: Callable[[Mapping[str, Any]], AdminClient] = admin_from_conf,
+) -> None:
+    """Create `topics` (conf: librdkafka settings with bootstrap.servers), retried while a
+    controller move settles; a topic that already exists counts as created (an attempt that
+    timed out may have created it)."""
+    by_name = {t.topic: t for t in topics}
+    _retrying(
+        "create topics",
+        list(by_name),
+        lambda admin, names: admin.create_topics([by_name[n] for n in names]),
+        KafkaError.TOPIC_ALREADY_EXISTS,
+        conf,
+        timeout,
+        interval,
+        make_admin,
+    )
+
+
+def delete_topics_retrying(
+    conf: Mapping[str, Any],
+    topics: Sequence[str],
+    timeout: float = 120.0,
+    interval: float = 1.0,
+    make_admin: Callable[[Mapping[str, Any]], AdminClient] = admin_from_conf,
+) -> None:
+    """Delete `topics`, retried while a controller move settles; an unknown topic counts as
+    deleted (gone already, or deleted by an attempt that timed out)."""
+    _retrying(
+        "delete topics",
+        list(topics),
+        lambda admin, names: admin.delete_topics(names),
+        KafkaError.UNKNOWN_TOPIC_OR_PART,
+        conf,
+        timeout,
+        interval,
+        make_admin,
+    )
+
+
+def _host_port(server: str) -> tuple[str, int]:
+    host, _, port = server.strip().rpartition(":")
+    return host.strip("[]"), int(port)
+
+
+def wait_ports_open(
+    bootstrap_servers: str, timeout: float, interval: float = 1.0, connect_timeout: float = 3.0
+) -> float:
+    """Poll until every host:port of a bootstrap list accepts a TCP connection; the seconds it
+    took. TimeoutError naming the closed ones after `timeout`.
+
+    For a data centre whose brokers were just (re)started: an admin client made while every
+    broker still refuses connections has aborted the whole process inside librdkafka
+    (rd_kafka_admin_response_parse: Assertion 'rko_result' failed), so wait for the ports first."""
+    servers = [_host_port(s) for s in bootstrap_servers.split(",") if s.strip()]
+    start = time.monotonic()
+    deadline = start + timeout
+    while True:
+        closed: dict[str, str] = {}
+        for host, port in servers:
+            try:
+                with socket.create_connection((host, port), timeout=connect_timeout):
+                    pass
+            except OSError as exc:
+                closed[f"{host}:{port}"] = exc.strerror or str(exc) or type(exc).__name__
+        if not closed:
+            return time.monotonic() - start
+        if time.monotonic() + interval > deadline:
+            listed = ", ".join(f"{server} ({why})" for server, why in closed.items())
+            raise TimeoutError(f"not accepting connections after {timeout:.0f}s: {listed}")
         time.sleep(interval)

@@ -19,10 +19,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, KafkaException, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import NewTopic
 
-from kafkakit.admin import admin_client, client_conf, topic_ready
+from kafkakit.admin import admin_client, admin_from_conf, client_conf, create_topics_retrying, topic_ready
 from kafkakit.mirror_lag import wait_mirror
 
 
@@ -31,16 +31,13 @@ def _consumer(conf: dict[str, str], group: str) -> Consumer:
     return Consumer({**conf, "group.id": group, "auto.offset.reset": "earliest", "enable.auto.commit": "false"})
 
 
-def ensure_topic(admin: AdminClient, topic: str, partitions: int, replication_factor: int) -> None:
+def ensure_topic(conf: Mapping[str, str], topic: str, partitions: int, replication_factor: int) -> None:
     """The topic exists and every broker we may ask lists its partitions with leaders (right after
-    creation a lagging metadata cache answers with none, and an empty offset list cannot be committed)."""
-    if topic not in admin.list_topics(timeout=30).topics:
-        future = admin.create_topics([NewTopic(topic, partitions, replication_factor)])[topic]
-        try:
-            future.result(timeout=60)
-        except KafkaException as exc:
-            if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
-                raise
+    creation a lagging metadata cache answers with none, and an empty offset list cannot be committed).
+    Creation is retried with a fresh client (a roll or a fault before the drill may have moved the
+    controller); a topic that exists already is left as it is."""
+    create_topics_retrying(conf, [NewTopic(topic, partitions, replication_factor)])
+    admin = admin_from_conf(conf)
     deadline = time.monotonic() + 60
     while True:
         if topic_ready(admin, topic, timeout=30):
@@ -95,7 +92,7 @@ def prepare(
     run_id = uuid.uuid4().hex[:10]
     group = f"{group_prefix}{run_id}"
     src = client_conf(source_bootstrap, client_config)
-    ensure_topic(admin_client(source_bootstrap, client_config), topic, partitions, replication_factor)
+    ensure_topic(src, topic, partitions, replication_factor)
 
     # The group starts where the topic ends now, so only this run's records are in its way.
     c = _consumer(src, group)

@@ -10,7 +10,7 @@ import pytest
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from kafkakit.admin import admin_client, topic_ready, wait_healthy
+from kafkakit.admin import admin_client, create_topics_retrying, delete_topics_retrying, topic_ready, wait_healthy
 from tests.integration.lab import Lab
 
 
@@ -76,24 +76,22 @@ def admin(client_conf: dict[str, str]) -> AdminClient:
 
 @pytest.fixture
 def new_topic(client_conf: dict[str, str]) -> Iterator[Callable[..., str]]:
-    """Create uniquely named topics for one test; deleted afterwards."""
+    """Create uniquely named topics for one test; deleted afterwards. Both are retried with a
+    fresh client: a roll or a fault test may move the controller in between."""
     made: list[str] = []
 
     def make(partitions: int = 6, replication_factor: int = 3, prefix: str = "test-", **configs: str) -> str:
-        admin = fresh_admin(client_conf)
         name = f"{prefix}{uuid.uuid4().hex[:10]}"
-        topic = NewTopic(name, partitions, replication_factor, config=configs)
-        admin.create_topics([topic])[name].result(timeout=30)
+        create_topics_retrying(client_conf, [NewTopic(name, partitions, replication_factor, config=configs)])
         made.append(name)
         # Until every partition has a leader, so the first produce or assign does not race creation.
+        admin = fresh_admin(client_conf)
         wait_until(f"leaders for {name}", lambda: topic_ready(admin, name, partitions), 30)
         return name
 
     yield make
     if made:
-        admin = fresh_admin(client_conf)
-        for f in admin.delete_topics(made).values():
-            f.result(timeout=30)
+        delete_topics_retrying(client_conf, made)
 
 
 @pytest.fixture

@@ -124,7 +124,7 @@ def test_site_check_diff_shows_an_acl_drift_and_the_next_run_removes_it(admin, c
         ResourceType,
     )
 
-    from tests.integration.test_idempotence import run_site
+    from tests.integration.playbooks import run_site
 
     rogue = AclBinding(
         ResourceType.TOPIC,

@@ -2,56 +2,7 @@
 
 from __future__ import annotations
 
-import os
-import re
-import subprocess
-from pathlib import Path
-
-from tests.integration.lab import ANSIBLE_INVENTORY, ROOT
-
-LOGS = ROOT / "build/test-logs"
-
-
-def playbook_process(playbook: str, *extra: str) -> subprocess.CompletedProcess[str]:
-    """Run an ansible/ playbook against the deployment, whatever its outcome. The whole output
-    also goes to build/test-logs/<playbook>.log (the last run of each), for failures whose cause
-    is far above the tail."""
-    env = {**os.environ, "ANSIBLE_CONFIG": "ansible.cfg", "ANSIBLE_NOCOLOR": "1"}
-    proc = subprocess.run(
-        ["ansible-playbook", "-i", str(ANSIBLE_INVENTORY), playbook, *extra],
-        cwd=ROOT / "ansible",
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=1200,
-    )
-    LOGS.mkdir(parents=True, exist_ok=True)
-    (LOGS / f"{Path(playbook).stem}.log").write_text(proc.stdout + proc.stderr)
-    return proc
-
-
-def run_playbook(playbook: str, *extra: str) -> str:
-    """Run an ansible/ playbook against the deployment; its output, or a failure with the hosts
-    that failed and its tail."""
-    proc = playbook_process(playbook, *extra)
-    failures = [line for line in proc.stdout.splitlines() if line.startswith(("fatal:", "failed:"))]
-    assert proc.returncode == 0, (
-        f"{playbook} failed (whole output: {LOGS}/{Path(playbook).stem}.log)\n"
-        + "\n".join(failures[:20])
-        + "\n...\n"
-        + proc.stdout[-3000:]
-        + proc.stderr[-2000:]
-    )
-    return proc.stdout
-
-
-def run_site(*extra: str) -> str:
-    return run_playbook("site.yml", *extra)
-
-
-def recap(output: str) -> dict[str, dict[str, int]]:
-    rows = re.findall(r"^(\S+)\s+: (ok=.*)$", output, re.M)
-    return {host: {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", stats)} for host, stats in rows}
+from tests.integration.playbooks import recap, run_site
 
 
 def test_second_site_run_reports_no_change():

@@ -13,12 +13,12 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, Topi
 from confluent_kafka.admin import ConfigResource, NewTopic, ResourceType
 
 from kafkakit import dr_drill
-from kafkakit.admin import wait_healthy
+from kafkakit.admin import create_topics_retrying, delete_topics_retrying, wait_healthy
 from kafkakit.mirror_lag import mirror_state, wait_mirror
 from tests.integration.clients import ProduceReport, produce_sequence, read_all
 from tests.integration.conftest import controller_id, fresh_admin, wait_until
 from tests.integration.lab import ROOT, Lab
-from tests.integration.test_idempotence import run_playbook
+from tests.integration.playbooks import run_playbook
 
 # What inventories/local/group_vars set for the lab's flow and MM2.
 SOURCE, TARGET = "dc1", "dc2"
@@ -47,25 +47,21 @@ def topic_partitions(conf: dict[str, str], topic: str) -> int:
 
 @pytest.fixture
 def mirrored_topic(client_conf: dict[str, str], dc2_conf: dict[str, str]) -> Iterator[Callable[..., str]]:
-    """Topics in dc1 under the flow's mirror- prefix; both copies are deleted afterwards."""
+    """Topics in dc1 under the flow's mirror- prefix; both copies are deleted afterwards (retried
+    with a fresh client: a test restarts a dc1 broker in between; a copy not in dc2 counts as gone)."""
     made: list[str] = []
 
     def make(partitions: int = 6, **configs: str) -> str:
         name = f"{MIRROR_PREFIX}{uuid.uuid4().hex[:10]}"
-        admin = fresh_admin(client_conf)
-        admin.create_topics([NewTopic(name, partitions, 3, config=configs)])[name].result(30)
+        create_topics_retrying(client_conf, [NewTopic(name, partitions, 3, config=configs)])
         made.append(name)
         wait_until("leaders", lambda: topic_partitions(client_conf, name) == partitions, 30)
         return name
 
     yield make
     for conf, names in ((client_conf, made), (dc2_conf, [remote(t) for t in made])):
-        admin = fresh_admin(conf)
-        existing = set(admin.list_topics(timeout=10).topics)
-        doomed = [t for t in names if t in existing]
-        if doomed:
-            for future in admin.delete_topics(doomed).values():
-                future.result(timeout=30)
+        if names:
+            delete_topics_retrying(conf, names)
 
 
 def mm2_host(lab: Lab):  # noqa: ANN201 - testinfra host

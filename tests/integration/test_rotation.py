@@ -7,7 +7,7 @@ import threading
 
 from tests.integration.clients import ProduceReport, produce_sequence, read_all
 from tests.integration.lab import CLIENT_DIR, Lab
-from tests.integration.test_idempotence import run_playbook
+from tests.integration.playbooks import run_playbook
 
 
 def issuer_of(host) -> str:

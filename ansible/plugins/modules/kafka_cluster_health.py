@@ -16,6 +16,16 @@ options:
   expect_brokers: {type: list, elements: int, default: [], description: Broker ids that must be registered.}
   timeout: {type: int, default: 300, description: Seconds to wait before failing.}
   wait: {type: bool, default: true, description: Wait for health; false only reports.}
+  wait_for_ports:
+    type: bool
+    default: false
+    description:
+      - With I(wait), first wait (within I(timeout)) until every server of I(bootstrap_servers)
+        accepts a TCP connection, and only then make the admin client. For a data centre whose
+        brokers were all just (re)started; an admin client made while every broker refused
+        connections has aborted the whole module inside librdkafka.
+      - Leave false where a broker of the list may rightly be down (a health gate, a roll that
+        waits only for the brokers registered when it began).
 author: kafkakit
 """
 
@@ -39,16 +49,23 @@ def main() -> None:
             "expect_brokers": {"type": "list", "elements": "int", "default": []},
             "timeout": {"type": "int", "default": 300},
             "wait": {"type": "bool", "default": True},
+            "wait_for_ports": {"type": "bool", "default": False},
         },
         supports_check_mode=True,
     )
     mask_only_secrets(module)
-    from kafkakit.admin import admin_client, cluster_health, wait_healthy
+    from kafkakit.admin import admin_client, cluster_health, wait_healthy, wait_ports_open
 
     p = module.params
+    timeout = p["timeout"]
+    if p["wait"] and p["wait_for_ports"]:
+        try:
+            timeout = max(timeout - wait_ports_open(p["bootstrap_servers"], timeout), 1)
+        except TimeoutError as exc:
+            module.fail_json(msg=f"cluster not healthy: brokers {exc}", changed=False)
     admin = admin_client(p["bootstrap_servers"], p["client_config"])
     if p["wait"]:
-        health = wait_healthy(admin, p["expect_brokers"], p["timeout"])
+        health = wait_healthy(admin, p["expect_brokers"], timeout)
     else:
         health = cluster_health(admin)
     result = {"changed": False, **health.as_dict()}
