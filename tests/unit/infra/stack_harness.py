@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parents[3]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from infra.config import StackConfig, parse_stack_config  # noqa: E402
+from infra.config import parse_stack_config  # noqa: E402
+from infra.model import StackConfig  # noqa: E402
 from infra.program import build_stack  # noqa: E402
 
 # Re-exported for the tests, which take everything from here.
