@@ -21,6 +21,7 @@ import shutil
 import site
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -80,7 +81,7 @@ def run(cmd: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def clone(tmp_path_factory: pytest.TempPathFactory) -> Clone:
+def clone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Clone]:
     root = tmp_path_factory.mktemp("clone")
     copy_tracked_files(root)
     project = yaml.safe_load((root / "Pulumi.yaml").read_text())
@@ -95,7 +96,8 @@ def clone(tmp_path_factory: pytest.TempPathFactory) -> Clone:
         pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-compile"]
         installed = run([*pip, "-r", "requirements.txt"], cwd=program_dir, env=env)
         assert installed.returncode == 0, installed.stderr
-    return Clone(root, project["name"], program_dir, python, env)
+    yield Clone(root, project["name"], program_dir, python, env)
+    shutil.rmtree(venv)  # a few hundred MB; pytest keeps its last three temporary directories
 
 
 def test_the_program_runs_in_the_venv_pulumi_builds(clone: Clone, tmp_path: Path) -> None:
