@@ -3,8 +3,10 @@
 import sys
 from pathlib import Path
 
-# Pulumi runs this directory as a script; make `infra` importable as a package.
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# Pulumi runs this directory as a script, in a venv built from infra/requirements.txt alone:
+# make `infra` (the repository root) and `kafkakit` (src/, not pip-installed there) importable.
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "src")]
 
 import pulumi  # noqa: E402
 

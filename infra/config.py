@@ -1,141 +1,33 @@
-"""Typed, validated stack configuration.
+"""Reading the stack configuration: the `kafkakit:*` keys into a validated `StackConfig`.
 
-The stack's `kafkakit:*` keys are read into a `StackConfig`. Validation runs before any
-resource is created and reports every problem at once in one `ConfigError`:
+Validation runs before any resource is created and reports every problem at once in one
+`ConfigError`:
   1. here, the shape of each key (types, unknown keys);
   2. in infra.config_rules, the cloud-only rules (regions, CIDRs, AZs, instance types, gp3
      limits, reachability) and the topology rules the Ansible preflight also applies
      (`kafkakit.topology.validate`) on the topology the stack would build.
+The types themselves live in infra.model.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any
 
-PROJECT = "kafkakit"
-
-
-class ConfigError(ValueError):
-    """The stack configuration breaks one or more rules; `messages` holds one line each."""
-
-    def __init__(self, messages: Sequence[str]) -> None:
-        self.messages = list(messages)
-        lines = "\n".join(f"  - {m}" for m in self.messages)
-        super().__init__(f"invalid kafkakit stack configuration ({len(self.messages)}):\n{lines}")
-
-
-@dataclass(frozen=True)
-class VolumeSpec:
-    """A gp3 data volume."""
-
-    size_gib: int
-    iops: int = 3000
-    throughput_mibps: int = 125
-
-
-@dataclass(frozen=True)
-class InstanceTypes:
-    zookeeper: str = "t3.medium"
-    kafka: str = "m6i.large"
-    mirrormaker: str = "t3.medium"
-    spark_master: str = "t3.medium"
-    spark_worker: str = "m6i.large"
-    monitoring: str = "t3.medium"
-
-    def by_group(self) -> dict[str, str]:
-        return {
-            "zookeeper": self.zookeeper,
-            "kafka_broker": self.kafka,
-            "mirrormaker": self.mirrormaker,
-            "spark_master": self.spark_master,
-            "spark_worker": self.spark_worker,
-            "monitoring": self.monitoring,
-        }
-
-
-@dataclass(frozen=True)
-class DataCentreConfig:
-    """One data centre: an AWS region, a VPC, a ZooKeeper ensemble and a Kafka cluster."""
-
-    name: str
-    region: str
-    vpc_cidr: str
-    zone_count: int = 3
-    availability_zones: tuple[str, ...] = ()
-    zookeepers: int = 3
-    brokers: int = 3
-    client_security_group_ids: tuple[str, ...] = ()
-    ami: str | None = None
-
-
-@dataclass(frozen=True)
-class SparkConfig:
-    enabled: bool = True
-    data_centre: str = ""
-    workers: int = 1
-    client_cidrs: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class MonitoringConfig:
-    """A Prometheus host per data centre; each scrapes the whole deployment, as the role does."""
-
-    enabled: bool = True
-
-
-@dataclass(frozen=True)
-class MirrorMakerConfig:
-    """MM2 pulls `source` into `target` and runs on `hosts` machines in the target DC."""
-
-    source: str = ""
-    target: str = ""
-    hosts: int = 0
-
-
-@dataclass(frozen=True)
-class SshConfig:
-    """SSH is off unless both a key pair and the admin networks are declared."""
-
-    key_name: str | None = None
-    cidrs: tuple[str, ...] = ()
-
-    @property
-    def enabled(self) -> bool:
-        return bool(self.cidrs)
-
-
-@dataclass(frozen=True)
-class StackConfig:
-    stack: str
-    data_centres: tuple[DataCentreConfig, ...]
-    instance_types: InstanceTypes = field(default_factory=InstanceTypes)
-    kafka_volume: VolumeSpec = VolumeSpec(size_gib=100)
-    zookeeper_volume: VolumeSpec = VolumeSpec(size_gib=20)
-    root_volume_gib: int = 20
-    replication_factor: int = 3
-    min_insync_replicas: int = 2
-    client_cidrs: tuple[str, ...] = ()
-    spark: SparkConfig = SparkConfig()
-    mirrormaker: MirrorMakerConfig = MirrorMakerConfig()
-    monitoring: MonitoringConfig = MonitoringConfig()
-    nat_gateway: bool = True
-    ssm_endpoints: bool = False
-    ssh: SshConfig = SshConfig()
-    protect_data_volumes: bool = True
-    architecture: str = "x86_64"
-    tags: Mapping[str, str] = field(default_factory=dict)
-
-    def data_centre(self, name: str) -> DataCentreConfig:
-        for dc in self.data_centres:
-            if dc.name == name:
-                return dc
-        raise KeyError(name)
-
-
-# --------------------------------------------------------------------------- reading
+from infra.config_rules import breaks_planning, cloud_errors, placeholder_zones, topology_errors
+from infra.model import (
+    PROJECT,
+    ConfigError,
+    DataCentreConfig,
+    InstanceTypes,
+    MirrorMakerConfig,
+    MonitoringConfig,
+    SparkConfig,
+    SshConfig,
+    StackConfig,
+    VolumeSpec,
+)
 
 
 class _Reader:
@@ -327,9 +219,6 @@ def parse_stack_config(raw: Mapping[str, Any], stack: str) -> StackConfig:
     top.finish()
     if errors:
         raise ConfigError(errors)
-    # The rules need the types above, so they live in their own module, imported here.
-    from infra.config_rules import breaks_planning, cloud_errors, placeholder_zones, topology_errors
-
     errors = cloud_errors(cfg)
     if not any(breaks_planning(dc) for dc in cfg.data_centres):
         errors += topology_errors(cfg, placeholder_zones(cfg))

@@ -10,7 +10,7 @@ import ipaddress
 import re
 from collections.abc import Mapping, Sequence
 
-from infra.config import PROJECT, DataCentreConfig, StackConfig, VolumeSpec
+from infra.model import PROJECT, DataCentreConfig, StackConfig, VolumeSpec
 from infra.placement import plan_stack, topology_of
 from kafkakit.inventory import COMPONENT_GROUPS
 from kafkakit.topology import validate as validate_topology

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 
-from infra.config import VolumeSpec
+from infra.model import VolumeSpec
 from infra.tagging import Tagger
 
 DATA_DEVICE = "/dev/sdf"  # shows up as an NVMe device on Nitro; the storage role finds it by volume id

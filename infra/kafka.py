@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import pulumi_aws as aws
 
-from infra.config import StackConfig
 from infra.hosts import ClusterHost, HostEnvironment, HostGroup
+from infra.model import StackConfig
 from infra.placement import HostPlan
 
 

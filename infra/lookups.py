@@ -5,7 +5,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 
-from infra.config import ConfigError, DataCentreConfig
+from infra.model import ConfigError, DataCentreConfig
 
 # Debian's own account: the lab runs Debian bookworm, so AWS hosts run Debian 12 as well.
 DEBIAN_OWNER = "136693071363"

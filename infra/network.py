@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_aws as aws
 
-from infra.config import DataCentreConfig
+from infra.model import DataCentreConfig
 from infra.ports import HTTPS
 from infra.tagging import Tagger
 

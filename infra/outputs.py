@@ -7,9 +7,9 @@ from typing import Any
 
 import pulumi
 
-from infra.config import StackConfig
 from infra.encryption import DATA_DEVICE
 from infra.hosts import ClusterHost, HostGroup
+from infra.model import StackConfig
 from kafkakit.inventory import HostRecord, build_inventory
 
 

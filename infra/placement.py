@@ -8,13 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from infra.model import DataCentreConfig, StackConfig, VolumeSpec
 from kafkakit.inventory import COMPONENT_GROUPS
 from kafkakit.topology import Cluster, Node, Topology
-
-if TYPE_CHECKING:
-    from infra.config import DataCentreConfig, StackConfig, VolumeSpec
 
 
 @dataclass(frozen=True)

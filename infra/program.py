@@ -11,11 +11,12 @@ from pulumi.runtime import config as runtime_config
 
 from infra import lookups
 from infra.access import InstanceAccess, SsmTransferBucket
-from infra.config import PROJECT, ConfigError, StackConfig, parse_stack_config
+from infra.config import parse_stack_config
 from infra.encryption import DataEncryptionKey
 from infra.hosts import HostEnvironment, HostGroup
 from infra.kafka import KafkaCluster
 from infra.mirrormaker import MirrorMakerGroup
+from infra.model import PROJECT, ConfigError, StackConfig
 from infra.monitoring import MonitoringHosts
 from infra.network import DataCentreNetwork
 from infra.outputs import inventory_output

@@ -27,7 +27,7 @@ import pulumi
 import pulumi_aws as aws
 
 from infra import ports
-from infra.config import DataCentreConfig, StackConfig
+from infra.model import DataCentreConfig, StackConfig
 from infra.tagging import Tagger
 
 # What Prometheus scrapes (and the lag exporter reads as a Kafka client), per scraped group.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from infra.config import PROJECT
+from infra.model import PROJECT
 
 # The keys every taggable resource carries; the tests check them on each one.
 BASE_TAG_KEYS = ("Name", "Project", "Stack", "ManagedBy")

@@ -3,8 +3,10 @@
 import sys
 from pathlib import Path
 
-# Pulumi runs this directory as a script; make the repository's `infra` package importable.
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+# Pulumi runs this directory as a script, in the program's venv: make `infra` (the repository
+# root) and `kafkakit` (src/, which infra.ports imports; not pip-installed there) importable.
+ROOT = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(ROOT), str(ROOT / "src")]
 
 from pulumi_policy import EnforcementLevel, PolicyPack  # noqa: E402
 

@@ -12,7 +12,8 @@ import pytest
 from pulumi.runtime import config as runtime_config
 from stack_harness import AwsMocks, example_config, stack_file_settings
 
-from infra.config import ConfigError, VolumeSpec, parse_stack_config
+from infra.config import parse_stack_config
+from infra.model import ConfigError, VolumeSpec
 from infra.program import load_stack_config
 
 

@@ -13,7 +13,8 @@ import yaml
 from stack_harness import ROOT, Res, StackRun, example_config, run_stack
 
 from infra import ports
-from infra.config import ConfigError, MonitoringConfig, SshConfig, StackConfig, parse_stack_config
+from infra.config import parse_stack_config
+from infra.model import ConfigError, MonitoringConfig, SshConfig, StackConfig
 from infra.placement import instance_count, plan_stack
 from infra.policy import rules
 from infra.security_groups import SCRAPED_PORTS

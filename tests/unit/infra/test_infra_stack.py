@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 from stack_harness import AwsMocks, Res, StackRun, example_config, run_stack
 
-from infra.config import ConfigError, DataCentreConfig, SparkConfig, SshConfig, StackConfig
+from infra.model import ConfigError, DataCentreConfig, SparkConfig, SshConfig, StackConfig
 from infra.tagging import BASE_TAG_KEYS
 
 INSTANCE = "aws:ec2/instance:Instance"
