@@ -54,6 +54,6 @@ def recap(output: str) -> dict[str, dict[str, int]]:
     return {host: {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", stats)} for host, stats in rows}
 
 
-def restart_order(output: str) -> list[str]:
-    """Hosts in the order the roll restarted them (from the task banners)."""
-    return re.findall(r"(?:TASK|RUNNING HANDLER) \[kafka_broker : Restart kafka on (\S+)\]", output)
+def restart_order(output: str, unit: str = "kafka") -> list[str]:
+    """Hosts in the order the roll (roles/roll) restarted `unit` on them, from the task banners."""
+    return [host for u, host in re.findall(r"^TASK \[roll : Restart (\S+) on (\S+)\]", output, re.M) if u == unit]

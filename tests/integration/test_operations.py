@@ -6,7 +6,8 @@ from __future__ import annotations
 import time
 
 from kafkakit.admin import cluster_health
-from tests.integration.conftest import controller_id, fresh_admin
+from tests.integration.conftest import controller_id, fresh_admin, wait_until
+from tests.integration.faults import zookeeper_mode
 from tests.integration.playbooks import playbook_process, recap, restart_order, run_playbook
 
 
@@ -27,12 +28,38 @@ def test_the_roll_refuses_to_start_on_an_unhealthy_cluster(lab, client_conf, hea
             time.sleep(0.5)
         proc = playbook_process("rolling-restart.yml", "-e", "roll_dc=dc1")
         assert proc.returncode != 0, "the roll started on a cluster with a broker down"
-        assert "refusing to roll dc1" in proc.stdout
-        assert f"missing brokers [{victim.broker_id}]" in proc.stdout
+        assert "refusing to roll kafka_broker" in proc.stdout
+        assert f"dc1: missing brokers [{victim.broker_id}]" in proc.stdout
+        assert "-e roll_allow_unhealthy=true" in proc.stdout
         assert restart_order(proc.stdout) == []
         assert {name: started_at(h) for name, h in others.items()} == before, "a broker was restarted anyway"
     finally:
         lab.testinfra(victim).run_test("systemctl start kafka")
+
+
+def test_the_zookeeper_roll_refuses_an_incomplete_ensemble_and_otherwise_restarts_the_leader_last(lab):
+    servers = {z.name: lab.testinfra(z) for z in lab.zookeepers("dc1")}
+    roll = ("rolling-restart.yml", "-e", "roll_dc=dc1", "-e", "restart_service=zookeeper")
+    leader = next(name for name, host in servers.items() if zookeeper_mode(host) == "leader")
+    follower = next(name for name in servers if name != leader)
+    servers[follower].run_test("systemctl stop zookeeper")
+    try:
+        proc = playbook_process(*roll)
+        assert proc.returncode != 0, "the roll started with a ZooKeeper server down"
+        assert "refusing to roll zookeeper" in proc.stdout
+        assert f"dc1: ZooKeeper servers not serving ['{follower}']" in proc.stdout
+        assert restart_order(proc.stdout, "zookeeper") == []
+    finally:
+        servers[follower].run_test("systemctl start zookeeper")
+        wait_until("server rejoined", lambda: zookeeper_mode(servers[follower]) in ("leader", "follower"))
+
+    # Positive control: with every server serving, the same roll goes through, the leader last.
+    leader = next(name for name, host in servers.items() if zookeeper_mode(host) == "leader")
+    order = restart_order(run_playbook(*roll), "zookeeper")
+    assert sorted(order) == sorted(servers), order
+    assert order[-1] == leader, f"leader {leader} not last: {order}"
+    modes = sorted(zookeeper_mode(h) for h in servers.values())
+    assert modes == ["follower", "follower", "leader"], modes
 
 
 def test_check_mode_on_an_unchanged_lab_changes_nothing_and_fails_nothing():

@@ -7,7 +7,7 @@ import threading
 
 from tests.integration.clients import ProduceReport, produce_sequence, read_all
 from tests.integration.lab import CLIENT_DIR, Lab
-from tests.integration.playbooks import run_playbook
+from tests.integration.playbooks import restart_order, run_playbook
 
 
 def issuer_of(host) -> str:
@@ -68,6 +68,14 @@ def test_ca_rotation_under_load_loses_nothing(lab: Lab, client_conf, new_topic, 
     assert (CLIENT_DIR / "pki" / "trusted.crt").read_text().count("BEGIN CERTIFICATE") == 1
     for out in (out_introduce, out_rest):
         assert "host certificate" in out and "days left" in out
+    # The introduce phase changes every truststore: each server of every component restarts
+    # exactly once, through the one roll (roles/roll).
+    for unit, members in (
+        ("zookeeper", [z.name for dc in ("dc1", "dc2") for z in lab.zookeepers(dc)]),
+        ("kafka", [b.name for dc in ("dc1", "dc2") for b in lab.brokers(dc)]),
+        ("kafka-mirrormaker", lab.groups["mirrormaker"]),
+    ):
+        assert sorted(restart_order(out_introduce, unit)) == sorted(members), (unit, restart_order(out_introduce, unit))
     gap = max(first_report.longest_gap_s, second_report.longest_gap_s)
     print(
         f"\nCA rotation under load: sent {first_report.sent + second_report.sent}, acked {len(acked)}, "
