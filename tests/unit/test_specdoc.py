@@ -41,6 +41,13 @@ def test_rows_show_type_default_required_and_secrets() -> None:
     assert "| `kafka_pki_dir` | str | `/etc/kafkakit/pki` (kafka_pki) |" in text
 
 
+def test_every_role_has_a_readme_that_links_its_variables() -> None:
+    for role in load_roles(ROOT / "roles"):
+        readme = ROOT / "roles" / role.name / "README.md"
+        assert readme.exists(), f"roles/{role.name} has no README.md"
+        assert f"(../../docs/variables.md#{role.name})" in readme.read_text(), readme
+
+
 def test_a_small_role(tmp_path) -> None:
     role = tmp_path / "roles" / "demo"
     (role / "meta").mkdir(parents=True)
