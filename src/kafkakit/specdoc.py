@@ -3,7 +3,7 @@ each variable's type, default, whether it is required and what it does, secrets 
 
     python -m kafkakit.specdoc                              # print it
     python -m kafkakit.specdoc --write docs/variables.md    # make docs
-    python -m kafkakit.specdoc --check docs/variables.md    # exit 1 when the file is stale
+    python -m kafkakit.specdoc --check [docs/variables.md]  # exit 1 when the file is stale
 
 A default is shown as the roles' defaults/main.yml hold it (that is what Ansible uses; the spec's
 `default:` is documentation, tied to it by tests/unit/test_role_variables.py): the role's own, or
@@ -25,6 +25,7 @@ from kafkakit.inventory import INVENTORY_VARIABLES, InventoryVariable
 
 ROOT = Path(__file__).resolve().parents[2]
 ROLES = ROOT / "roles"
+DOC = ROOT / "docs" / "variables.md"
 # Longer defaults (JVM flags, jar lists) are left to the defaults file.
 MAX_DEFAULT_CHARS = 60
 
@@ -212,8 +213,10 @@ def render(roles: Sequence[Role], variables: Sequence[InventoryVariable] = INVEN
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m kafkakit.specdoc", description=__doc__.split("\n\n")[0])
     action = p.add_mutually_exclusive_group()
-    action.add_argument("--write", type=Path, metavar="FILE", help="write the document to FILE")
-    action.add_argument("--check", type=Path, metavar="FILE", help="exit 1 when FILE differs from the document")
+    action.add_argument("--write", type=Path, nargs="?", const=DOC, metavar="FILE", help="write it to FILE (%(const)s)")
+    action.add_argument(
+        "--check", type=Path, nargs="?", const=DOC, metavar="FILE", help="exit 1 when FILE (%(const)s) is stale"
+    )
     p.add_argument("--roles", type=Path, default=ROLES, help="roles folder (%(default)s)")
     args = p.parse_args(argv)
     text = render(load_roles(args.roles))
