@@ -61,6 +61,15 @@ def test_each_variable_is_defined_in_one_role() -> None:
     assert {name: roles for name, roles in seen.items() if len(roles) > 1} == {}
 
 
+def test_roles_imported_for_their_defaults_bring_no_handlers() -> None:
+    """import_role adds the imported role's handlers to the play: the task-less defaults.yml entry
+    points are safe only while their roles have none."""
+    importers = [p for p in (ROOT / "roles").glob("*/tasks/*.yml") if "tasks_from: defaults.yml" in p.read_text()]
+    imported = {m for p in importers for m in re.findall(r"name: (\w+)\n\s+tasks_from: defaults.yml", p.read_text())}
+    assert imported == {"kafka_pki", "kafka_common"}
+    assert [r for r in sorted(imported) if (ROOT / "roles" / r / "handlers").exists()] == []
+
+
 # The Ansible side names these values once: in the owning role's defaults (and its own spec).
 VALUE_HOMES = {
     "/etc/kafkakit/pki": {"roles/kafka_pki/defaults/main.yml", "roles/kafka_pki/meta/argument_specs.yml"},
