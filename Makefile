@@ -175,6 +175,11 @@ test: lint lab
 versions: venv
 	@$(PY) -m kafkakit.versions
 
+# docs/variables.md from the roles' meta/argument_specs.yml (a unit test fails when it is stale).
+.PHONY: docs
+docs: venv
+	@$(PY) -m kafkakit.specdoc --write docs/variables.md
+
 lint: venv actionlint
 	@echo "==> lint"
 	@$(VENV)/bin/ruff check .

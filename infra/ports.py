@@ -1,4 +1,9 @@
-"""The TCP ports the kit's services listen on, shared by the security groups and the policy pack."""
+"""The TCP ports the kit's services listen on, shared by the security groups and the policy pack.
+
+Each is defined in a role's defaults (roles/*/defaults/main.yml), which is what the hosts listen
+on; Pulumi does not read those, so these are copies, tied to the roles' values by
+tests/unit/infra/test_infra_ports.py.
+"""
 
 from __future__ import annotations
 

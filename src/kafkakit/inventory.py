@@ -129,6 +129,49 @@ def topology_from_inventory(
     return Topology(clusters=clusters)
 
 
+@dataclass(frozen=True)
+class InventoryVariable:
+    """A variable the inventory must give the roles besides the host facts."""
+
+    name: str
+    # The inventory group whose hosts need it; "all": every inventory.
+    needed_with: str = "all"
+    # A secret: vault it; the roles' meta/argument_specs.yml mark it no_log.
+    secret: bool = True
+    # False: the roles cope without it (spark_auth_secret is generated when empty).
+    required: bool = True
+    note: str = ""
+
+
+# The one list of the secrets (and the controller path) the roles need. ansible/preflight.yml reads
+# it through the kafkakit_required_variables filter; docs/variables.md lists it; a unit test checks
+# that the roles' argument specs mark exactly these secrets no_log and that the lab sets them.
+INVENTORY_VARIABLES: tuple[InventoryVariable, ...] = (
+    InventoryVariable("kafka_admin_password"),
+    InventoryVariable("kafka_keystore_password"),
+    InventoryVariable("kafka_zookeeper_password"),
+    InventoryVariable("zookeeper_keystore_password"),
+    InventoryVariable("kafka_pki_ca_passphrase"),
+    InventoryVariable("kafka_pki_ca_dir", secret=False),
+    InventoryVariable("kafka_mirrormaker_password", "mirrormaker"),
+    InventoryVariable("kafka_spark_password", "spark_master"),
+    InventoryVariable("kafka_monitoring_password", "monitoring"),
+    InventoryVariable("monitoring_scrape_password", "monitoring"),
+    InventoryVariable("spark_auth_secret", "spark_master", required=False, note="empty: made on the master"),
+)
+SECRETS: tuple[str, ...] = tuple(v.name for v in INVENTORY_VARIABLES if v.secret)
+
+
+def required_variables(groups: Mapping[str, Iterable[str]]) -> list[str]:
+    """The INVENTORY_VARIABLES this inventory must set: the always-required ones, and those of
+    the groups that have hosts."""
+    return [
+        v.name
+        for v in INVENTORY_VARIABLES
+        if v.required and (v.needed_with == "all" or list(groups.get(v.needed_with) or []))
+    ]
+
+
 REQUIRED_HOSTVARS = {
     "all": ("dc", "kafka_rack", "private_ip"),
     "kafka_broker": ("broker_id",),

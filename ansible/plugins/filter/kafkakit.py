@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from kafkakit.inventory import HostRecord, build_inventory, preflight_errors
+from kafkakit.inventory import HostRecord, build_inventory, preflight_errors, required_variables
 
 
 def kafkakit_lab_inventory(lab_hosts: list[dict], all_vars: dict | None = None) -> dict:
@@ -33,6 +33,11 @@ def kafkakit_preflight_errors(groups: Any, hostvars: Any, defaults: dict) -> lis
     return preflight_errors(plain_groups, lazy_hostvars, defaults)
 
 
+def kafkakit_required_variables(groups: Any) -> list[str]:
+    """The secrets and controller paths this inventory must set (kafkakit.inventory.INVENTORY_VARIABLES)."""
+    return required_variables({k: list(v) for k, v in dict(groups).items()})
+
+
 def kafkakit_controller_hosts(hosts: list[str], hostvars: Any, controllers: dict[str, int]) -> list[str]:
     """The hosts that are the active controller of their data centre (controllers: dc -> broker id)."""
     return [h for h in hosts if controllers.get(str(hostvars[h]["dc"]), -1) == int(hostvars[h].get("broker_id", -2))]
@@ -57,6 +62,7 @@ class FilterModule:
         return {
             "kafkakit_lab_inventory": kafkakit_lab_inventory,
             "kafkakit_preflight_errors": kafkakit_preflight_errors,
+            "kafkakit_required_variables": kafkakit_required_variables,
             "kafkakit_controller_hosts": kafkakit_controller_hosts,
             "kafkakit_bootstrap_by_dc": kafkakit_bootstrap_by_dc,
             "kafkakit_asn1_epoch": kafkakit_asn1_epoch,
