@@ -154,7 +154,7 @@ bench: lab $(BENCH_KAFKA)/.done
 	$(call BENCH_LISTENER,on); \
 	sasl=$$($(PY) -m kafkakit.bench.lab property build/lab/$(BENCH_DC)/client.properties bootstrap.servers); \
 	plain=$$($(PY) -m kafkakit.bench.lab plaintext-bootstrap build/lab/hosts.yml --dc $(BENCH_DC) --port $(BENCH_PLAINTEXT_PORT)); \
-	$(PY) -m kafkakit.bench --local --kafka-home $(CURDIR)/$(BENCH_KAFKA) \
+	$(PY) -m kafkakit.bench --kafka-home $(CURDIR)/$(BENCH_KAFKA) \
 	  --bootstrap "$$sasl" --client-config $(CURDIR)/build/lab/$(BENCH_DC)/client.properties \
 	  --plaintext-bootstrap "$$plain" --bench-port $(BENCH_PLAINTEXT_PORT) \
 	  --client-dir build/lab --dc $(BENCH_DC) --ansible-playbook $(CURDIR)/$(VENV)/bin/ansible-playbook \

@@ -156,9 +156,6 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--only", nargs="+", metavar="CASE", help="case names or globs, e.g. 'producer-*-1024'")
     p.add_argument("--no-chart", action="store_true", help="skip the PNG (no matplotlib needed)")
     p.add_argument("--list", action="store_true", help="print the cases and their command lines, run nothing")
-    # Once chose between this machine and an in-container runner that never existed; the tools
-    # always run here. Still accepted so that existing command lines (make bench) keep working.
-    p.add_argument("--local", action="store_true", help=argparse.SUPPRESS)
     lab = p.add_argument_group("the lab (make bench)")
     lab.add_argument("--client-dir", type=Path, help="build/lab: admin client.conf per DC; enables the sections below")
     lab.add_argument("--dc", default="dc1", help="data centre benchmarked (%(default)s)")
