@@ -69,9 +69,9 @@ def test_every_case_failed_exits_1(tmp_path, use_runner, capsys):
     assert f"bench: 2 of 2 case(s) failed: {TUNED}, {STOCK}" in capsys.readouterr().err
 
 
-def test_local_is_still_accepted_and_the_tools_run_here(tmp_path, use_runner):
+def test_the_tools_run_here_and_the_dead_runner_is_gone(tmp_path, use_runner):
     fake = FakeRunner()
     use_runner(fake)
-    assert run_main(tmp_path, "--local") == 0
+    assert run_main(tmp_path) == 0
     assert fake.measured("org.apache.kafka.tools.ProducerPerformance")
     assert not hasattr(bench, "lab_runner")
