@@ -47,7 +47,7 @@ BENCH_CASES ?= producer-sasl_ssl-tuned-none-100 producer-sasl_ssl-stock-none-100
                producer-plaintext-tuned-none-1024 latency-plaintext-1024
 BENCH_ARGS  ?=
 BENCH_KAFKA := build/bench/kafka_2.13-$(KAFKA_VERSION)
-BENCH_LISTENER = (cd ansible && ANSIBLE_CONFIG=ansible.cfg ../$(VENV)/bin/ansible-playbook bench-listener.yml \
+BENCH_LISTENER = (cd ansible && ANSIBLE_CONFIG=ansible.cfg ../$(VENV)/bin/ansible-playbook lab/bench-listener.yml \
                   -e bench_port=$(BENCH_PLAINTEXT_PORT) -e bench_listener=$(1))
 
 .PHONY: help setup apt venv artifacts image lab lab-up lab-down lab-clean site verify test unit integration lint actionlint bench versions
@@ -117,7 +117,7 @@ setup: apt venv artifacts image
 # --- the lab ---------------------------------------------------------------------------------
 lab-up: setup
 	@echo "==> lab containers and inventory"
-	@$(ANSIBLE) lab-up.yml -e lab_image=$$(cat ../build/lab-image.tag)
+	@$(ANSIBLE) lab/lab-up.yml -e lab_image=$$(cat ../build/lab-image.tag)
 
 site: lab-up
 	@echo "==> site.yml on the lab"
@@ -132,11 +132,11 @@ lab: verify
 
 lab-down: venv
 	@echo "==> removing the lab (the base image stays)"
-	@$(ANSIBLE) lab-down.yml
+	@$(ANSIBLE) lab/lab-down.yml
 
 lab-clean: venv
 	@echo "==> removing the lab and its base images"
-	@$(ANSIBLE) lab-down.yml -e lab_remove_images=true
+	@$(ANSIBLE) lab/lab-down.yml -e lab_remove_images=true
 
 # --- benchmark (issue #8) ---------------------------------------------------------------------
 # The perf tools run on this machine (the controller) from the kit's own archive: libs/ only,

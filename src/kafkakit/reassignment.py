@@ -3,7 +3,7 @@
 Plans move as few replicas as balance needs, never reduce the number of racks a partition
 spans, and keep each replica's position, so a moved preferred leader hands its leadership to
 the broker that replaces it. The output is the JSON Kafka's kafka-reassign-partitions tool reads;
-the tool executes it with a replication throttle (ansible/scale-out.yml).
+the tool executes it with a replication throttle (ansible/ops/scale-out.yml).
 """
 
 from __future__ import annotations

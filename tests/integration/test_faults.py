@@ -134,7 +134,7 @@ def test_a_stopped_and_started_broker_host(lab, client_conf, healthy_after):
 
 
 def test_the_rolling_restart(lab, client_conf, healthy_after):
-    """rolling-restart.yml under load: every dc1 broker restarted exactly once, the controller
+    """ops/rolling-restart.yml under load: every dc1 broker restarted exactly once, the controller
     (as it was before the roll) last; no failed send, nothing lost, nothing written twice."""
     roll: dict = {}
 
@@ -145,7 +145,7 @@ def test_the_rolling_restart(lab, client_conf, healthy_after):
     def fault(_topic: str) -> None:
         wait_until("an active controller before the roll", read_controller, 30)
         began = time.monotonic()
-        roll["output"] = run_playbook("rolling-restart.yml", "-e", "roll_dc=dc1")
+        roll["output"] = run_playbook("ops/rolling-restart.yml", "-e", "roll_dc=dc1")
         roll["seconds"] = time.monotonic() - began
 
     outcome = run_scenario("rolling restart of dc1", client_conf, fault)

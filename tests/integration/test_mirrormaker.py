@@ -243,7 +243,7 @@ def test_the_mm2_principal_reads_nothing_outside_its_patterns(lab, client_conf, 
 
 def test_the_dr_drill_skips_nothing_and_brings_dc1_back(lab, client_conf):
     started = time.time()
-    run_playbook("dr-drill.yml")
+    run_playbook("ops/dr-drill.yml")
     reports = [p for p in (ROOT / "build/dr-drill").glob("*.json") if p.stat().st_mtime >= started]
     assert len(reports) == 1, "the drill wrote no report"
     report = json.loads(reports[0].read_text())

@@ -26,7 +26,7 @@ def test_the_roll_refuses_to_start_on_an_unhealthy_cluster(lab, client_conf, hea
         while victim.broker_id in cluster_health(fresh_admin(client_conf)).brokers:
             assert time.monotonic() < deadline, "the stopped broker stayed registered"
             time.sleep(0.5)
-        proc = playbook_process("rolling-restart.yml", "-e", "roll_dc=dc1")
+        proc = playbook_process("ops/rolling-restart.yml", "-e", "roll_dc=dc1")
         assert proc.returncode != 0, "the roll started on a cluster with a broker down"
         assert "refusing to roll kafka_broker" in proc.stdout
         assert f"dc1: missing brokers [{victim.broker_id}]" in proc.stdout
@@ -39,7 +39,7 @@ def test_the_roll_refuses_to_start_on_an_unhealthy_cluster(lab, client_conf, hea
 
 def test_the_zookeeper_roll_refuses_an_incomplete_ensemble_and_otherwise_restarts_the_leader_last(lab):
     servers = {z.name: lab.testinfra(z) for z in lab.zookeepers("dc1")}
-    roll = ("rolling-restart.yml", "-e", "roll_dc=dc1", "-e", "restart_service=zookeeper")
+    roll = ("ops/rolling-restart.yml", "-e", "roll_dc=dc1", "-e", "restart_service=zookeeper")
     leader = next(name for name, host in servers.items() if zookeeper_mode(host) == "leader")
     follower = next(name for name in servers if name != leader)
     servers[follower].run_test("systemctl stop zookeeper")

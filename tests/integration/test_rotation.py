@@ -1,4 +1,4 @@
-"""The CA rotation (rotate-ca.yml: introduce, promote, retire, each rolled out one server at a
+"""The CA rotation (ops/rotate-ca.yml: introduce, promote, retire, each rolled out one server at a
 time) under a steady acks=all load: no failed send, nothing lost, new CA everywhere after."""
 
 from __future__ import annotations
@@ -41,15 +41,15 @@ def test_ca_rotation_under_load_loses_nothing(lab: Lab, client_conf, new_topic, 
     # Phase 1 under a client that trusts only the old CA; then, as an operator would, clients
     # restart with the new bundle (old + new CA) before the brokers switch to new certificates.
     first = Load(client_conf, topic)
-    out_introduce = run_playbook("rotate-certificates.yml", "-e", "rotate_phase=introduce")
+    out_introduce = run_playbook("ops/rotate-certificates.yml", "-e", "rotate_phase=introduce")
     first_report = first.finish()
     bundle = (CLIENT_DIR / "pki" / "trusted.crt").read_text()
     assert bundle.count("BEGIN CERTIFICATE") == 2, "phase 1 must add the new CA to the bundle"
 
     second = Load(client_conf, topic, first_seq=1_000_000)
     try:
-        out_rest = run_playbook("rotate-certificates.yml", "-e", "rotate_phase=promote")
-        out_rest += run_playbook("rotate-certificates.yml", "-e", "rotate_phase=retire")
+        out_rest = run_playbook("ops/rotate-certificates.yml", "-e", "rotate_phase=promote")
+        out_rest += run_playbook("ops/rotate-certificates.yml", "-e", "rotate_phase=retire")
     finally:
         second_report = second.finish()
 

@@ -1,6 +1,6 @@
-"""Scale-out: a new dc1 broker joins (lab-up with the spare host, then scale-out.yml), partitions
+"""Scale-out: a new dc1 broker joins (lab-up with the spare host, then ops/scale-out.yml), partitions
 move onto it under a throttle while a producer runs, and every acknowledged message is read back.
-Afterwards scale-in.yml drains and stops it and the lab goes back to its usual hosts."""
+Afterwards ops/scale-in.yml drains and stops it and the lab goes back to its usual hosts."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ NEW_HOST = "dc1-kafka4"
 
 def lab_up(*spares: str) -> None:
     tag = (ROOT / "build/lab-image.tag").read_text().strip()
-    run_playbook("lab-up.yml", "-e", f"lab_image={tag}", "-e", json.dumps({"lab_spares": list(spares)}))
+    run_playbook("lab/lab-up.yml", "-e", f"lab_image={tag}", "-e", json.dumps({"lab_spares": list(spares)}))
 
 
 def forgetting_hosts(lab: Lab, dc: str) -> list[str]:
@@ -57,7 +57,7 @@ def spare_broker(client_conf: dict[str, str]) -> Iterator[int]:
     finally:
         _, racks = read_cluster(fresh_admin(client_conf))
         if new_id in racks:
-            run_playbook("scale-in.yml", "-e", json.dumps({"scale_in_hosts": [NEW_HOST]}))
+            run_playbook("ops/scale-in.yml", "-e", json.dumps({"scale_in_hosts": [NEW_HOST]}))
         lab_up()
         # The other hosts forget the broker: site.yml again, on the hosts whose configuration
         # embeds dc1's broker list only (see forgetting_hosts).
@@ -70,7 +70,7 @@ def test_scale_out_under_load_loses_nothing(client_conf: dict[str, str], spare_b
     load_replicas: list[list[int]] = []
 
     def scale_out(topic: str) -> None:
-        outputs.append(run_playbook("scale-out.yml", "-e", "scale_out_dc=dc1"))
+        outputs.append(run_playbook("ops/scale-out.yml", "-e", "scale_out_dc=dc1"))
         assignment, _ = read_cluster(fresh_admin(client_conf))
         load_replicas.extend(r for (t, _), r in assignment.items() if t == topic)
 

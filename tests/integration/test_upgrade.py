@@ -29,7 +29,7 @@ def running_versions(lab) -> dict[str, str]:  # noqa: ANN001 - Lab
 
 def test_dc2_rolls_from_the_previous_patch_release_to_the_current_one_under_load(lab):
     conf = lab.client_conf("dc2")
-    run_playbook("upgrade.yml", "-e", "roll_dc=dc2", "-e", f"kafka_version={PREVIOUS}")
+    run_playbook("ops/upgrade.yml", "-e", "roll_dc=dc2", "-e", f"kafka_version={PREVIOUS}")
     assert set(running_versions(lab).values()) == {PREVIOUS}
 
     # acks=all under the upgrade; dc2 holds RF 2 with min.insync.replicas 1.
@@ -41,11 +41,11 @@ def test_dc2_rolls_from_the_previous_patch_release_to_the_current_one_under_load
         args=(conf, topic, 1_000_000),
         kwargs={"keys": ["a", "b", "c"], "rate_per_s": 100, "report": report, "stop": stop},
     )
-    # The first upgrade.yml run just rolled dc2: the controller may have moved.
+    # The first ops/upgrade.yml run just rolled dc2: the controller may have moved.
     create_topics_retrying(conf, [NewTopic(topic, 3, 2)])
     load.start()
     try:
-        out = run_playbook("upgrade.yml", "-e", "roll_dc=dc2")  # the inventory's version
+        out = run_playbook("ops/upgrade.yml", "-e", "roll_dc=dc2")  # the inventory's version
     finally:
         stop.set()
         load.join(300)

@@ -38,8 +38,8 @@ def test_template_with_a_port_adds_the_bench_plaintext_listener_and_nothing_else
             "advertised.listeners=INTERNAL://10.213.7.11:9091,CLIENT://10.213.7.11:9093,BENCH://10.213.7.11:9095"
         ),
         "listener.security.protocol.map": "listener.security.protocol.map=INTERNAL:SSL,CLIENT:SASL_SSL,BENCH:PLAINTEXT",
-        "# BENCH: a PLAINTEXT listener for `make bench` only (ansible/bench-listener.yml), removed after it.": (
-            "# BENCH: a PLAINTEXT listener for `make bench` only (ansible/bench-listener.yml), removed after it."
+        "# BENCH: a PLAINTEXT listener for `make bench` only (ansible/lab/bench-listener.yml), removed after it.": (
+            "# BENCH: a PLAINTEXT listener for `make bench` only (ansible/lab/bench-listener.yml), removed after it."
         ),
     }
     removed = [line.split("=", 1)[0] for line in before if line not in after]
@@ -215,7 +215,7 @@ def test_mirror_runs_add_throughput_and_survive_a_failed_run(tmp_path):
 
 
 def test_bench_listener_playbook_targets_dc1_brokers_with_the_role():
-    [play] = yaml.safe_load((ROOT / "ansible/bench-listener.yml").read_text())
+    [play] = yaml.safe_load((ROOT / "ansible/lab/bench-listener.yml").read_text())
     assert play["hosts"] == "kafka_broker:&dc1"
     [role] = play["roles"]
     assert role["role"] == "kafka_broker" and "kafka_bench_plaintext_port" in role["vars"]
@@ -224,7 +224,7 @@ def test_bench_listener_playbook_targets_dc1_brokers_with_the_role():
 @pytest.mark.skipif(not shutil.which("yamllint", path=str(Path(sys.executable).parent)), reason="no yamllint")
 def test_bench_listener_playbook_is_lint_clean():
     bindir = Path(sys.executable).parent
-    subprocess.run([bindir / "yamllint", "-s", "ansible/bench-listener.yml"], cwd=ROOT, check=True)
+    subprocess.run([bindir / "yamllint", "-s", "ansible/lab/bench-listener.yml"], cwd=ROOT, check=True)
     env = {
         **os.environ,
         "ANSIBLE_CONFIG": "ansible.cfg",
@@ -232,7 +232,7 @@ def test_bench_listener_playbook_is_lint_clean():
         "PYTHONWARNINGS": "ignore::DeprecationWarning",
     }
     done = subprocess.run(
-        [bindir / "ansible-lint", "--profile", "production", "-q", "bench-listener.yml"],
+        [bindir / "ansible-lint", "--profile", "production", "-q", "lab/bench-listener.yml"],
         cwd=ROOT / "ansible",
         env=env,
         capture_output=True,

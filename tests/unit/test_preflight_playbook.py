@@ -81,6 +81,33 @@ def test_good_inventory_passes(good, tmp_path):
     assert "skipping: [localhost]" in done.stdout  # the "Refuse the inventory" task
 
 
+def test_preflight_imported_from_another_folder_finds_the_role_defaults(good, tmp_path):
+    # ops/ playbooks import ../site.yml, which imports preflight.yml: the role defaults are found
+    # through roles_path (ansible.cfg), whatever folder the importing playbook is in.
+    elsewhere = tmp_path / "ops"
+    elsewhere.mkdir()
+    (elsewhere / "importer.yml").write_text(
+        f"- name: The preflight, imported\n  ansible.builtin.import_playbook: {ANSIBLE_DIR / 'preflight.yml'}\n"
+    )
+    inv = copy.deepcopy(good)
+    rf_above_brokers(inv)  # a rule that reads a role default (the replication factor's)
+    path = tmp_path / "hosts.yml"
+    path.write_text(yaml.safe_dump(inv, sort_keys=False))
+    env = {**os.environ, "ANSIBLE_CONFIG": "ansible.cfg", "ANSIBLE_NOCOLOR": "1"}
+    env.pop("ANSIBLE_FORCE_COLOR", None)
+    done = subprocess.run(
+        [str(ANSIBLE_PLAYBOOK), "-i", str(path), str(elsewhere / "importer.yml")],
+        cwd=ANSIBLE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode != 0 and "dc2" in str(failure_msg(done.stdout)), done.stdout + done.stderr
+    assert "could not locate file" not in done.stdout + done.stderr
+
+
 def add_even_zookeeper(inv: Inventory) -> None:
     group(inv, "dc1")["hosts"]["dc1-zk4"] = {
         "dc": "dc1",

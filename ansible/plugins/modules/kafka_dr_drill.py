@@ -1,5 +1,5 @@
 #!/usr/bin/python
-"""The client side of the DR drill (ansible/dr-drill.yml); runs on the controller (confluent-kafka)."""
+"""The client side of the DR drill (ansible/ops/dr-drill.yml); runs on the controller (confluent-kafka)."""
 
 from __future__ import annotations
 

@@ -198,10 +198,8 @@ def lab_sections(args: argparse.Namespace, say: Progress) -> list[str]:
         site = ["site.yml"]
         if args.bench_port > 0:
             site += ["-e", lab.bench_port_extra_vars(args.bench_port, args.dc)]
-        playbooks = [
-            ("no-op `site.yml`", site),
-            (f"`rolling-restart.yml -e roll_dc={args.dc}`", ["rolling-restart.yml", "-e", f"roll_dc={args.dc}"]),
-        ]
+        roll = ["ops/rolling-restart.yml", "-e", f"roll_dc={args.dc}"]
+        playbooks = [("no-op `site.yml`", site), (f"`{' '.join(roll)}`", roll)]
         timings = lab.time_playbooks(
             playbooks,
             args.timing_runs,
