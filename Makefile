@@ -48,7 +48,7 @@ BENCH_CASES ?= producer-sasl_ssl-tuned-none-100 producer-sasl_ssl-stock-none-100
 BENCH_ARGS  ?=
 BENCH_KAFKA := build/bench/kafka_2.13-$(KAFKA_VERSION)
 BENCH_LISTENER = (cd ansible && ANSIBLE_CONFIG=ansible.cfg ../$(VENV)/bin/ansible-playbook lab/bench-listener.yml \
-                  -e bench_port=$(BENCH_PLAINTEXT_PORT) -e bench_listener=$(1))
+                  -e bench_dc=$(BENCH_DC) -e bench_port=$(BENCH_PLAINTEXT_PORT) -e bench_listener=$(1))
 
 .PHONY: help setup apt venv artifacts image lab lab-up lab-down lab-clean site verify test unit integration lint actionlint bench versions
 
@@ -145,8 +145,9 @@ $(BENCH_KAFKA)/.done: build/artifacts/kafka_2.13-$(KAFKA_VERSION).tgz
 	@echo "==> Kafka tools for the bench: $(BENCH_KAFKA)"
 	@mkdir -p build/bench && tar -xzf $< -C build/bench && touch $@
 
-# The BENCH PLAINTEXT listener exists only while the bench runs: the EXIT trap turns it off
-# whatever happens (a failed run, a failed roll on the way on, Ctrl-C), and keeps the exit code.
+# The BENCH PLAINTEXT listener exists only while the bench runs: a per-broker dynamic overlay
+# (ansible/lab/bench-listener.yml, no restart, server.properties untouched). The EXIT trap turns
+# it off whatever happens (a failed run, a failed step on the way on, Ctrl-C), and keeps the exit code.
 bench: lab $(BENCH_KAFKA)/.done
 	@echo "==> bench: BENCH listener on in $(BENCH_DC), then clients, MirrorMaker 2, timings; listener off"
 	@trap 'rc=$$?; echo "==> bench: BENCH listener off"; $(call BENCH_LISTENER,off) || rc=1; exit $$rc' EXIT; \
@@ -156,7 +157,7 @@ bench: lab $(BENCH_KAFKA)/.done
 	plain=$$($(PY) -m kafkakit.bench.lab plaintext-bootstrap build/lab/hosts.yml --dc $(BENCH_DC) --port $(BENCH_PLAINTEXT_PORT)); \
 	$(PY) -m kafkakit.bench --kafka-home $(CURDIR)/$(BENCH_KAFKA) \
 	  --bootstrap "$$sasl" --client-config $(CURDIR)/build/lab/$(BENCH_DC)/client.properties \
-	  --plaintext-bootstrap "$$plain" --bench-port $(BENCH_PLAINTEXT_PORT) \
+	  --plaintext-bootstrap "$$plain" \
 	  --client-dir build/lab --dc $(BENCH_DC) --ansible-playbook $(CURDIR)/$(VENV)/bin/ansible-playbook \
 	  --repetitions $(BENCH_REPETITIONS) --seconds $(BENCH_SECONDS) --timing-runs $(BENCH_TIMING_RUNS) \
 	  $(if $(BENCH_COLD_LAB_SECONDS),--cold-lab-seconds $(BENCH_COLD_LAB_SECONDS)) \

@@ -1,59 +1,198 @@
-"""make bench's lab wiring: the BENCH listener in server.properties, its bootstrap list, the
-anonymous principal's ACLs, playbook timings and the extra report sections."""
+"""make bench's lab wiring: the BENCH listener as a per-broker dynamic overlay (none of it in the
+broker role or server.properties), its bootstrap list, the anonymous principal's ACLs, playbook
+timings and the extra report sections."""
 
 from __future__ import annotations
 
-import json
+import argparse
 import os
 import shutil
 import subprocess
 import sys
+from concurrent.futures import Future
 from pathlib import Path
+from types import SimpleNamespace
 
+import jinja2
 import pytest
 import yaml
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import AlterConfigOpType
 
+from kafkakit import broker_listeners
 from kafkakit.acls import AclKey
+from kafkakit.bench import __main__ as bench_main
 from kafkakit.bench import lab
+from kafkakit.broker_listeners import ListenerError, overlay
 from kafkakit.inventory import HostRecord, build_inventory
 from tests.unit.bench_fakes import FIXTURES
 from tests.unit.bench_template import ROOT, render
 
-# --- server.properties ----------------------------------------------------------------------
+BENCH = ("BENCH", "PLAINTEXT", "10.213.7.11:9095")
+
+# --- the production role knows nothing of the bench -----------------------------------------
 
 
-def test_template_with_port_0_renders_exactly_as_before_the_bench_listener():
-    # The fixture is the render of the template as it was before kafka_bench_plaintext_port.
-    assert render() == (FIXTURES / "server.properties.port0").read_text()
-    assert render(kafka_bench_plaintext_port="0") == render()
+def test_the_broker_template_renders_the_deployed_configuration_without_a_plaintext_listener():
+    # The fixture is the render of the template before the bench existed: what every lab runs.
+    rendered = render()
+    assert rendered == (FIXTURES / "server.properties.dc1-kafka1").read_text()
+    settings = [line for line in rendered.splitlines() if line and not line.startswith("#")]
+    assert [line for line in settings if "BENCH" in line or "PLAINTEXT" in line] == []
 
 
-def test_template_with_a_port_adds_the_bench_plaintext_listener_and_nothing_else():
-    before = render().splitlines()
-    after = render(kafka_bench_plaintext_port=9095).splitlines()
-    changed = {line.split("=", 1)[0]: line for line in after if line not in before}
-    assert changed == {
-        "listeners": "listeners=INTERNAL://10.213.7.11:9091,CLIENT://10.213.7.11:9093,BENCH://10.213.7.11:9095",
-        "advertised.listeners": (
-            "advertised.listeners=INTERNAL://10.213.7.11:9091,CLIENT://10.213.7.11:9093,BENCH://10.213.7.11:9095"
-        ),
-        "listener.security.protocol.map": "listener.security.protocol.map=INTERNAL:SSL,CLIENT:SASL_SSL,BENCH:PLAINTEXT",
-        "# BENCH: a PLAINTEXT listener for `make bench` only (ansible/lab/bench-listener.yml), removed after it.": (
-            "# BENCH: a PLAINTEXT listener for `make bench` only (ansible/lab/bench-listener.yml), removed after it."
-        ),
+def test_no_bench_variable_or_block_in_any_role():
+    mentions = [
+        str(path.relative_to(ROOT))
+        for path in sorted((ROOT / "roles").rglob("*"))
+        if path.is_file() and path.suffix != ".md" and "bench" in path.read_text(errors="replace").lower()
+    ]
+    assert mentions == []
+    assert "kafka_bench" not in (ROOT / "docs/variables.md").read_text()
+
+
+# --- the overlay: per-broker dynamic listener settings --------------------------------------
+
+
+def static_listeners() -> dict[str, str]:
+    """The three settings as the broker role's server.properties gives them."""
+    props = dict(line.split("=", 1) for line in render().splitlines() if "=" in line and not line.startswith("#"))
+    return {key: props[key] for key in broker_listeners.KEYS}
+
+
+def done(value: object = None, error: Exception | None = None) -> Future:
+    future: Future = Future()
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(value)
+    return future
+
+
+class FakeBroker:
+    """One broker's listener settings behind confluent-kafka's admin calls, with Kafka's rules:
+    a dynamic value wins over server.properties; a change is checked as a whole (every advertised
+    listener is a listener, every listener has a protocol, INTERNAL stays advertised, an existing
+    listener keeps its protocol) and shows in describe only `lag` describes after the request."""
+
+    def __init__(self, static: dict[str, str] | None = None, lag: int = 0, refuse: str = "") -> None:
+        self.static = dict(static or static_listeners())
+        self.dynamic: dict[str, str] = {}
+        self.pending: list[tuple[int, dict[str, str]]] = []
+        self.lag, self.refuse = lag, refuse
+        self.alters: list[dict[str, str | None]] = []
+
+    def effective(self, dynamic: dict[str, str]) -> dict[str, str]:
+        return {**self.static, **dynamic}
+
+    def describe_configs(self, resources, request_timeout=None):
+        [resource] = resources
+        assert resource.name == "1"
+        self.pending = [(n - 1, d) for n, d in self.pending]
+        for _, applied in [p for p in self.pending if p[0] < 0]:
+            self.dynamic = applied
+        self.pending = [p for p in self.pending if p[0] >= 0]
+        entries = {
+            key: SimpleNamespace(value=value, source=2 if key in self.dynamic else 4)
+            for key, value in self.effective(self.dynamic).items()
+        }
+        entries["num.io.threads"] = SimpleNamespace(value="8", source=5)
+        return {resource: done(entries)}
+
+    def incremental_alter_configs(self, resources, request_timeout=None):
+        [resource] = resources
+        ops = {
+            e.name: (e.value if e.incremental_operation == AlterConfigOpType.SET else None)
+            for e in resource.incremental_configs
+        }
+        self.alters.append(ops)
+        if self.refuse:
+            return {resource: done(error=KafkaException(self.refuse))}
+        dynamic = {k: v for k, v in {**self.dynamic, **ops}.items() if v is not None}
+        new, old = self.effective(dynamic), self.effective(self.dynamic)
+
+        def names(key: str, conf: dict[str, str]) -> dict[str, str]:
+            return {i.split(":", 1)[0]: i for i in conf[key].split(",")}
+
+        protocols = {n: i.split(":", 1)[1] for n, i in names("listener.security.protocol.map", new).items()}
+        old_protocols = {n: i.split(":", 1)[1] for n, i in names("listener.security.protocol.map", old).items()}
+        problems = [
+            not set(names("advertised.listeners", new)) <= set(names("listeners", new)),
+            not set(names("listeners", new)) <= set(protocols),
+            "INTERNAL" not in names("advertised.listeners", new),
+            any(protocols[n] != old_protocols[n] for n in set(names("listeners", old)) & set(names("listeners", new))),
+        ]
+        if any(problems):
+            return {resource: done(error=KafkaException(f"invalid listener settings {new}"))}
+        self.pending.append((self.lag, dynamic))
+        return {resource: done(None)}
+
+
+def test_on_adds_the_bench_plaintext_listener_and_keeps_the_deployed_ones():
+    broker = FakeBroker()
+    outcome = overlay(broker, 1, *BENCH, present=True)
+    assert outcome.changed and len(broker.alters) == 1
+    assert outcome.after == {
+        "listeners": "INTERNAL://10.213.7.11:9091,CLIENT://10.213.7.11:9093,BENCH://10.213.7.11:9095",
+        "advertised.listeners": "INTERNAL://10.213.7.11:9091,CLIENT://10.213.7.11:9093,BENCH://10.213.7.11:9095",
+        "listener.security.protocol.map": "INTERNAL:SSL,CLIENT:SASL_SSL,BENCH:PLAINTEXT",
     }
-    removed = [line.split("=", 1)[0] for line in before if line not in after]
-    assert removed == ["listeners", "advertised.listeners", "listener.security.protocol.map"]
-    # Inter-broker traffic stays on the mTLS listener.
-    assert "inter.broker.listener.name=INTERNAL" in after
+    # All three in one request (Kafka checks them together), as dynamic per-broker values.
+    assert set(broker.alters[0]) == set(broker_listeners.KEYS) == set(broker.dynamic)
+    assert outcome.before == static_listeners()
 
 
-def test_the_port_is_a_documented_role_default_of_0():
-    defaults = yaml.safe_load((ROOT / "roles/kafka_broker/defaults/main.yml").read_text())
-    specs = yaml.safe_load((ROOT / "roles/kafka_broker/meta/argument_specs.yml").read_text())
-    spec = specs["argument_specs"]["main"]["options"]["kafka_bench_plaintext_port"]
-    assert defaults["kafka_bench_plaintext_port"] == 0
-    assert spec["type"] == "int" and spec["default"] == 0 and "make bench" in spec["description"]
+def test_on_twice_changes_nothing_and_off_returns_exactly_to_server_properties():
+    broker = FakeBroker()
+    overlay(broker, 1, *BENCH, present=True)
+    again = overlay(broker, 1, *BENCH, present=True)
+    assert not again.changed and len(broker.alters) == 1
+    off = overlay(broker, 1, *BENCH, present=False)
+    assert off.changed and broker.alters[-1] == dict.fromkeys(broker_listeners.KEYS)
+    assert broker.dynamic == {} and off.after == static_listeners()
+    assert not overlay(broker, 1, *BENCH, present=False).changed and len(broker.alters) == 2
+
+
+def test_on_with_another_port_moves_the_listener():
+    broker = FakeBroker()
+    overlay(broker, 1, *BENCH, present=True)
+    moved = overlay(broker, 1, "BENCH", "PLAINTEXT", "10.213.7.11:9096", present=True)
+    assert moved.changed and moved.after["listeners"].endswith(",BENCH://10.213.7.11:9096")
+    assert moved.after["listeners"].count("BENCH") == 1
+
+
+def test_check_mode_reports_the_change_and_sends_nothing():
+    broker = FakeBroker()
+    outcome = overlay(broker, 1, *BENCH, present=True, check_mode=True)
+    assert outcome.changed and broker.alters == [] and broker.dynamic == {}
+    assert outcome.after["listener.security.protocol.map"].endswith(",BENCH:PLAINTEXT")
+
+
+def test_the_change_is_awaited_until_the_broker_reports_it():
+    broker = FakeBroker(lag=2)
+    outcome = overlay(broker, 1, *BENCH, present=True, interval=0)
+    assert "BENCH://10.213.7.11:9095" in outcome.after["listeners"]
+    off = overlay(broker, 1, *BENCH, present=False, interval=0)
+    assert off.after == static_listeners()
+
+
+def test_a_change_the_broker_never_applies_fails_with_the_broker_named():
+    broker = FakeBroker(lag=1000)
+    with pytest.raises(ListenerError, match="broker 1: listener BENCH missing"):
+        overlay(broker, 1, *BENCH, present=True, settle=0.05, interval=0.01)
+
+
+def test_kafkas_refusal_is_the_error():
+    raft = "Advertised listeners cannot be altered when using a Raft-based metadata quorum."
+    with pytest.raises(ListenerError, match="broker 1: .*Raft-based"):
+        overlay(FakeBroker(refuse=raft), 1, *BENCH, present=True)
+
+
+def test_off_refuses_a_bench_listener_of_server_properties():
+    extra = {"listener.security.protocol.map": ",BENCH:PLAINTEXT"}
+    static = {key: value + extra.get(key, ",BENCH://10.213.7.11:9095") for key, value in static_listeners().items()}
+    with pytest.raises(ListenerError, match="server.properties"):
+        overlay(FakeBroker(static), 1, *BENCH, present=False)
 
 
 # --- endpoints ------------------------------------------------------------------------------
@@ -168,7 +307,7 @@ def test_playbooks_are_timed_with_their_recap():
         calls.append(argv)
         return next(outputs)
 
-    site = ["site.yml", "-e", lab.bench_port_extra_vars(9095, "dc1")]
+    site = ["site.yml"]
     [t] = lab.time_playbooks([("no-op `site.yml`", site)], 3, run, say=lambda _m: None)
     assert calls[0][:3] == ["ansible-playbook", "-i", "../inventories/local"] and calls[0][3:] == site
     assert len(t.seconds) == 2 and t.changed == [0, 3] and t.errors == ["run 3: exit 2: fatal: boom"]
@@ -177,9 +316,25 @@ def test_playbooks_are_timed_with_their_recap():
     assert "not a no-op" in section
 
 
-def test_site_extra_var_sets_the_port_for_the_bench_dc_only():
-    extra = json.loads(lab.bench_port_extra_vars(9095, "dc1"))
-    assert extra == {"kafka_bench_plaintext_port": "{{ 9095 if dc == 'dc1' else 0 }}"}
+def test_the_timed_playbooks_exist_and_site_yml_gets_no_bench_variables(monkeypatch):
+    # The BENCH listener is a dynamic overlay site.yml never sees: its no-op run needs no -e.
+    seen = []
+    monkeypatch.setattr(lab, "time_playbooks", lambda playbooks, *_a, **_k: seen.extend(playbooks) or [])
+    args = argparse.Namespace(
+        mm2_runs=0,
+        timing_runs=1,
+        dc="dc1",
+        ansible_dir=ROOT / "ansible",
+        ansible_playbook="ansible-playbook",
+        cold_lab_seconds=None,
+    )
+    bench_main.lab_sections(args, say=lambda _m: None)
+    assert seen == [
+        ("no-op `site.yml`", ["site.yml"]),
+        ("`ops/rolling-restart.yml -e roll_dc=dc1`", ["ops/rolling-restart.yml", "-e", "roll_dc=dc1"]),
+    ]
+    assert all((ROOT / "ansible" / argv[0]).is_file() for _, argv in seen)
+    assert "--bench-port" not in bench_main._parser().format_help()
 
 
 def test_mirror_runs_add_throughput_and_survive_a_failed_run(tmp_path):
@@ -213,12 +368,26 @@ def test_mirror_runs_add_throughput_and_survive_a_failed_run(tmp_path):
 
 # --- the playbook ---------------------------------------------------------------------------
 
+PLAYBOOK = ROOT / "ansible/lab/bench-listener.yml"
 
-def test_bench_listener_playbook_targets_dc1_brokers_with_the_role():
-    [play] = yaml.safe_load((ROOT / "ansible/lab/bench-listener.yml").read_text())
-    assert play["hosts"] == "kafka_broker:&dc1"
-    [role] = play["roles"]
-    assert role["role"] == "kafka_broker" and "kafka_bench_plaintext_port" in role["vars"]
+
+def test_bench_listener_playbook_sets_the_overlay_from_the_controller_without_the_broker_role():
+    [play] = yaml.safe_load(PLAYBOOK.read_text())
+    assert play["hosts"] == "kafka_broker:&{{ bench_dc | default('dc1') }}"
+    # Not the broker role: only kafka_common's defaults (bootstrap list, admin client settings).
+    assert play["roles"] == ["kafka_common"]
+    assert [key for task in play["tasks"] for key in task if key.endswith(("include_role", "import_role"))] == []
+    [step] = [task for task in play["tasks"] if "kafka_broker_listener" in task]
+    args = step["kafka_broker_listener"]
+    assert step["delegate_to"] == "localhost"
+    assert (args["name"], args["protocol"], args["broker_id"]) == ("BENCH", "PLAINTEXT", "{{ broker_id }}")
+    assert args["address"] == "{{ private_ip }}:{{ bench_port }}"
+    state = jinja2.Template(args["state"])
+    assert [state.render(bench_listener=s) for s in ("on", "off")] == ["present", "absent"]
+    # Then it waits for the port to open (on) or close (off).
+    [wait] = [task for task in play["tasks"] if "ansible.builtin.wait_for" in task]
+    state = jinja2.Template(wait["ansible.builtin.wait_for"]["state"])
+    assert [state.render(bench_listener=s) for s in ("on", "off")] == ["started", "stopped"]
 
 
 @pytest.mark.skipif(not shutil.which("yamllint", path=str(Path(sys.executable).parent)), reason="no yamllint")

@@ -1,4 +1,5 @@
-"""What `make bench` adds around the client benchmark on the lab: the PLAINTEXT endpoint, the
+"""What `make bench` adds around the client benchmark on the lab: the PLAINTEXT endpoint (the
+BENCH listener that ansible/lab/bench-listener.yml adds to the brokers as a dynamic overlay), the
 ACLs its anonymous principal needs, MirrorMaker 2 figures and operation timings.
 
     python -m kafkakit.bench.lab plaintext-bootstrap build/lab/hosts.yml --dc dc1 --port 9095
@@ -8,7 +9,6 @@ ACLs its anonymous principal needs, MirrorMaker 2 figures and operation timings.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import statistics
@@ -190,12 +190,6 @@ def recap_changed(output: str) -> int:
     """Sum of changed= over the PLAY RECAP lines; -1 when there is no recap."""
     rows = re.findall(r"^\S+\s+: ok=\d+\s+changed=(\d+)", output, re.M)
     return sum(int(n) for n in rows) if rows else -1
-
-
-def bench_port_extra_vars(port: int, dc: str) -> str:
-    """-e for site.yml while the BENCH listener is on: the port for `dc`'s brokers only (Ansible
-    templates it per host), so the run matches what is deployed and stays a no-op."""
-    return json.dumps({"kafka_bench_plaintext_port": f"{{{{ {port} if dc == '{dc}' else 0 }}}}"})
 
 
 def time_playbooks(
