@@ -11,7 +11,7 @@ KAFKA_VERSION     ?= 3.9.2
 # The previous patch release: the upgrade test rolls dc2 from it to KAFKA_VERSION.
 KAFKA_PREVIOUS    ?= 3.9.1
 ZOOKEEPER_VERSION ?= 3.8.4
-SPARK_VERSION     ?= 3.5.7
+SPARK_VERSION     ?= 4.2.0
 JMX_EXPORTER_VERSION ?= 1.0.1
 ARTIFACTS   := build/artifacts/kafka_2.13-$(KAFKA_VERSION).tgz build/artifacts/apache-zookeeper-$(ZOOKEEPER_VERSION)-bin.tgz \
                build/artifacts/kafka_2.13-$(KAFKA_PREVIOUS).tgz \
