@@ -55,6 +55,7 @@ def test_instance_counts_of_the_example_stacks() -> None:
     production = instance_count(plan_stack(example_config("production"), ZONES))
     assert small == {
         "zookeeper": 6,
+        "kafka_controller": 0,
         "kafka_broker": 6,
         "mirrormaker": 1,
         "spark_master": 1,
