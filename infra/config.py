@@ -132,13 +132,18 @@ def _read_volume(r: _Reader, default: VolumeSpec) -> VolumeSpec:
 
 def _read_data_centre(r: _Reader) -> DataCentreConfig:
     azs = r.str_list("availabilityZones")
+    # An unknown mode is kafkakit.topology's to refuse (the preflight says it the same way).
+    mode = r.str("metadataMode", "zookeeper") or "zookeeper"
+    kraft = mode == "kraft"
     dc = DataCentreConfig(
         name=r.str("name") or "",
         region=r.str("region") or "",
         vpc_cidr=r.str("vpcCidr") or "",
         zone_count=r.int("zoneCount", len(azs) or 3),
         availability_zones=azs,
-        zookeepers=r.int("zookeepers", 3),
+        metadata_mode=mode,
+        zookeepers=r.int("zookeepers", 0 if kraft else 3),
+        controllers=r.int("controllers", 3 if kraft else 0),
         brokers=r.int("brokers", 3),
         client_security_group_ids=r.str_list("clientSecurityGroupIds"),
         ami=r.str("ami"),
@@ -161,6 +166,7 @@ def parse_stack_config(raw: Mapping[str, Any], stack: str) -> StackConfig:
     d = InstanceTypes()
     types = InstanceTypes(
         zookeeper=types_r.str("zookeeper", d.zookeeper) or d.zookeeper,
+        controller=types_r.str("controller", d.controller) or d.controller,
         kafka=types_r.str("kafka", d.kafka) or d.kafka,
         mirrormaker=types_r.str("mirrormaker", d.mirrormaker) or d.mirrormaker,
         spark_master=types_r.str("sparkMaster", d.spark_master) or d.spark_master,
@@ -202,6 +208,7 @@ def parse_stack_config(raw: Mapping[str, Any], stack: str) -> StackConfig:
         instance_types=types,
         kafka_volume=_read_volume(top.section("kafkaVolume"), base.kafka_volume),
         zookeeper_volume=_read_volume(top.section("zookeeperVolume"), base.zookeeper_volume),
+        controller_volume=_read_volume(top.section("controllerVolume"), base.controller_volume),
         root_volume_gib=top.int("rootVolumeGib", base.root_volume_gib),
         replication_factor=top.int("replicationFactor", base.replication_factor),
         min_insync_replicas=top.int("minInsyncReplicas", base.min_insync_replicas),

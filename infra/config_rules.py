@@ -24,7 +24,7 @@ _INSTANCE_TYPE = re.compile(r"^([a-z]+)(\d+)([a-z-]*)\.([a-z0-9]+)$")
 _TAG_KEY = re.compile(r"^[\w .:/=+\-@]{1,128}$")
 # Tags the program sets itself; a stack cannot override them.
 RESERVED_TAGS = frozenset({"Name", "Project", "Stack", "ManagedBy", "DataCentre", "Role", "Rack"})
-# Too small for a JVM with TLS: the broker, ZooKeeper, MM2 and Spark all run one.
+# Too small for a JVM with TLS: the broker, the controller, ZooKeeper, MM2 and Spark all run one.
 _TOO_SMALL = frozenset({"nano", "micro"})
 
 
@@ -37,7 +37,7 @@ def placeholder_zones(cfg: StackConfig) -> dict[str, list[str]]:
 
 
 def breaks_planning(dc: DataCentreConfig) -> bool:
-    return not 1 <= dc.zone_count <= MAX_ZONES or dc.zookeepers < 0 or dc.brokers < 0
+    return not 1 <= dc.zone_count <= MAX_ZONES or min(dc.zookeepers, dc.controllers, dc.brokers) < 0
 
 
 def topology_errors(cfg: StackConfig, zones: Mapping[str, Sequence[str]]) -> list[str]:
@@ -129,10 +129,18 @@ def _data_centre_errors(dc: DataCentreConfig) -> list[str]:
         foreign = [z for z in dc.availability_zones if not re.fullmatch(rf"{dc.region}[a-z]", z)]
         if foreign:
             errors.append(f"{label}: availabilityZones {foreign} are not AZs of {dc.region}")
+    for key, count in (("zookeepers", dc.zookeepers), ("controllers", dc.controllers), ("brokers", dc.brokers)):
+        if count < 0:
+            errors.append(f"{label}.{key}: must not be negative, not {count}")
     if dc.zookeepers > dc.zone_count >= 1:
         errors.append(
             f"{label}: {dc.zookeepers} ZooKeeper servers over {dc.zone_count} availability "
             "zone(s); each server needs its own AZ so one AZ outage keeps the quorum"
+        )
+    if dc.controllers > dc.zone_count >= 1:
+        errors.append(
+            f"{label}: {dc.controllers} KRaft controllers over {dc.zone_count} availability "
+            "zone(s); each controller needs its own AZ so one AZ outage keeps the quorum"
         )
     if dc.brokers > 0 and dc.zone_count >= 1 and dc.brokers % dc.zone_count:
         errors.append(
@@ -173,6 +181,7 @@ def cloud_errors(cfg: StackConfig) -> list[str]:
         errors.append(f"{PROJECT}:architecture: one of {ARCHITECTURES}, not {cfg.architecture!r}")
     errors += _volume_errors("kafkaVolume", cfg.kafka_volume)
     errors += _volume_errors("zookeeperVolume", cfg.zookeeper_volume)
+    errors += _volume_errors("controllerVolume", cfg.controller_volume)
     if not 8 <= cfg.root_volume_gib <= 1024:
         errors.append(f"{PROJECT}:rootVolumeGib: 8..1024, not {cfg.root_volume_gib}")
     _client_cidrs(cfg.client_cidrs, f"{PROJECT}:clientCidrs", errors)

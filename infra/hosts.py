@@ -1,8 +1,8 @@
 """One EC2 host per HostPlan, hardened the same way whatever it runs.
 
 Every host: a private subnet in its planned AZ, no public IP, IMDSv2 only, the SSM instance
-profile, a root volume encrypted with the DC's key, and (ZooKeeper, Kafka) a separate
-encrypted gp3 data volume in the same AZ.
+profile, a root volume encrypted with the DC's key, and (ZooKeeper, KRaft controllers, Kafka
+brokers) a separate encrypted gp3 data volume in the same AZ.
 """
 
 from __future__ import annotations

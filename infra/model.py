@@ -33,6 +33,7 @@ class VolumeSpec:
 @dataclass(frozen=True)
 class InstanceTypes:
     zookeeper: str = "t3.medium"
+    controller: str = "t3.medium"  # dedicated KRaft controllers: small heaps, little disk I/O
     kafka: str = "m6i.large"
     mirrormaker: str = "t3.medium"
     spark_master: str = "t3.medium"
@@ -42,6 +43,7 @@ class InstanceTypes:
     def by_group(self) -> dict[str, str]:
         return {
             "zookeeper": self.zookeeper,
+            "kafka_controller": self.controller,
             "kafka_broker": self.kafka,
             "mirrormaker": self.mirrormaker,
             "spark_master": self.spark_master,
@@ -52,7 +54,11 @@ class InstanceTypes:
 
 @dataclass(frozen=True)
 class DataCentreConfig:
-    """One data centre: an AWS region, a VPC, a ZooKeeper ensemble and a Kafka cluster."""
+    """One data centre: an AWS region, a VPC, a Kafka cluster and what holds its metadata: a
+    ZooKeeper ensemble (metadata_mode "zookeeper") or dedicated KRaft controllers ("kraft").
+
+    The field defaults are a ZooKeeper DC's; the stack config reader gives a KRaft DC
+    0 ZooKeeper servers and 3 controllers unless the stack sets them."""
 
     name: str
     region: str
@@ -61,6 +67,8 @@ class DataCentreConfig:
     availability_zones: tuple[str, ...] = ()
     zookeepers: int = 3
     brokers: int = 3
+    metadata_mode: str = "zookeeper"
+    controllers: int = 0
     client_security_group_ids: tuple[str, ...] = ()
     ami: str | None = None
 
@@ -108,6 +116,7 @@ class StackConfig:
     instance_types: InstanceTypes = field(default_factory=InstanceTypes)
     kafka_volume: VolumeSpec = VolumeSpec(size_gib=100)
     zookeeper_volume: VolumeSpec = VolumeSpec(size_gib=20)
+    controller_volume: VolumeSpec = VolumeSpec(size_gib=20)
     root_volume_gib: int = 20
     replication_factor: int = 3
     min_insync_replicas: int = 2

@@ -51,6 +51,7 @@ def host_record(host: ClusterHost, bucket: pulumi.Input[str], extra: Mapping[str
             ansible_host=ip,
             broker_id=plan.broker_id,
             zookeeper_id=plan.zookeeper_id,
+            controller_id=plan.controller_id,
             extra=hostvars,
         )
 
@@ -59,7 +60,14 @@ def host_record(host: ClusterHost, bucket: pulumi.Input[str], extra: Mapping[str
     ).apply(record)
 
 
+def data_centre_vars(cfg: StackConfig) -> dict[str, dict[str, Any]]:
+    """Each DC group's variables: its metadata mode, as the lab sets it in group_vars/<dc>.yml."""
+    return {dc.name: {"kafka_metadata_mode": dc.metadata_mode} for dc in cfg.data_centres}
+
+
 def inventory_output(groups: Sequence[tuple[HostGroup, pulumi.Input[str]]], cfg: StackConfig) -> pulumi.Output[dict]:
     """build_inventory over every host; `groups` pairs each host group with its DC's bucket."""
     records = [host_record(h, bucket, group.extra_hostvars(h)) for group, bucket in groups for h in group.hosts]
-    return pulumi.Output.all(*records).apply(lambda rs: build_inventory(rs, connection_vars(cfg)))
+    return pulumi.Output.all(*records).apply(
+        lambda rs: build_inventory(rs, connection_vars(cfg), data_centre_vars(cfg))
+    )

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from infra.model import DataCentreConfig, StackConfig, VolumeSpec
 from kafkakit.inventory import COMPONENT_GROUPS
-from kafkakit.topology import Cluster, Node, Topology
+from kafkakit.topology import FIRST_CONTROLLER_ID, Cluster, Node, Topology
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,7 @@ class HostPlan:
     instance_type: str
     broker_id: int | None = None
     zookeeper_id: int | None = None
+    controller_id: int | None = None
     data_volume: VolumeSpec | None = None
 
 
@@ -45,6 +46,20 @@ def plan_data_centre(cfg: StackConfig, dc: DataCentreConfig, zones: Sequence[str
             data_volume=cfg.zookeeper_volume,
         )
         for i, zone in enumerate(round_robin(dc.zookeepers, zones))
+    ]
+    hosts += [
+        # KRaft: controller i in AZ i, as the ZooKeeper servers; node ids 101, 102, ... never meet
+        # a broker_id. The config check keeps the quorum no larger than the AZ count.
+        HostPlan(
+            name=f"{dc.name}-controller-{i + 1}",
+            dc=dc.name,
+            group="kafka_controller",
+            zone=zone,
+            instance_type=types.controller,
+            controller_id=FIRST_CONTROLLER_ID + i,
+            data_volume=cfg.controller_volume,
+        )
+        for i, zone in enumerate(round_robin(dc.controllers, zones))
     ]
     hosts += [
         HostPlan(
@@ -90,6 +105,11 @@ def topology_of(cfg: StackConfig, hosts: Sequence[HostPlan]) -> Topology:
             Cluster(
                 name=dc.name,
                 zookeepers=[Node(h.name, h.zookeeper_id or 0, h.zone) for h in mine if h.group == "zookeeper"],
+                controllers=[
+                    Node(h.name, h.controller_id if h.controller_id is not None else -1, h.zone)
+                    for h in mine
+                    if h.group == "kafka_controller"
+                ],
                 brokers=[
                     Node(h.name, h.broker_id if h.broker_id is not None else -1, h.zone)
                     for h in mine
@@ -97,6 +117,7 @@ def topology_of(cfg: StackConfig, hosts: Sequence[HostPlan]) -> Topology:
                 ],
                 replication_factor=cfg.replication_factor,
                 min_insync_replicas=cfg.min_insync_replicas,
+                metadata_mode=dc.metadata_mode,
             )
         )
     return Topology(clusters=clusters)

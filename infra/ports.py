@@ -17,6 +17,9 @@ ZOOKEEPER_ELECTION = 3888
 KAFKA_INTER_BROKER = 9091
 KAFKA_PLAINTEXT = 9092  # never opened: there is no PLAINTEXT listener
 KAFKA_CLIENT = 9093
+# KRaft: the dedicated controllers' listener (mutual TLS); brokers and the other controllers of
+# the same data centre connect to it (Raft, broker registration and heartbeats, metadata fetches).
+KAFKA_CONTROLLER = 9094
 
 SPARK_MASTER = 7077
 SPARK_MASTER_UI = 8080
@@ -35,6 +38,9 @@ NODE_EXPORTER = monitoring.NODE_EXPORTER_PORT
 JMX_KAFKA_BROKER = monitoring.JMX_PORTS["kafka_broker"]
 JMX_ZOOKEEPER = monitoring.JMX_PORTS["zookeeper"]
 JMX_MIRRORMAKER = monitoring.JMX_PORTS["mirrormaker"]
+# The controllers' JMX exporter agent. kafkakit.monitoring names no port for them yet; once it
+# does ("kafka_controller"), that one is used here, so the two cannot drift apart.
+JMX_KAFKA_CONTROLLER = monitoring.JMX_PORTS["kafka_controller"]
 
 SSH = 22
 HTTPS = 443
@@ -50,6 +56,7 @@ DATA_PORTS: frozenset[int] = frozenset(
         KAFKA_INTER_BROKER,
         KAFKA_PLAINTEXT,
         KAFKA_CLIENT,
+        KAFKA_CONTROLLER,
         SPARK_MASTER,
         SPARK_MASTER_UI,
         SPARK_WORKER_UI,
@@ -62,6 +69,7 @@ DATA_PORTS: frozenset[int] = frozenset(
         JMX_KAFKA_BROKER,
         JMX_ZOOKEEPER,
         JMX_MIRRORMAKER,
+        JMX_KAFKA_CONTROLLER,
     }
 )
 

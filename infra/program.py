@@ -12,6 +12,7 @@ from pulumi.runtime import config as runtime_config
 from infra import lookups
 from infra.access import InstanceAccess, SsmTransferBucket
 from infra.config import parse_stack_config
+from infra.controller import ControllerQuorum
 from infra.encryption import DataEncryptionKey
 from infra.hosts import HostEnvironment, HostGroup
 from infra.kafka import KafkaCluster
@@ -119,7 +120,10 @@ def build_stack(cfg: StackConfig) -> dict[str, Any]:
         )
         sg = sgs[dc.name].groups
         bucket = buckets[dc.name].bucket.bucket
-        groups.append((ZooKeeperEnsemble(dc.name, plans, env, sg["zookeeper"]), bucket))
+        if "zookeeper" in sg:
+            groups.append((ZooKeeperEnsemble(dc.name, plans, env, sg["zookeeper"]), bucket))
+        if "controller" in sg:
+            groups.append((ControllerQuorum(dc.name, plans, env, sg["controller"]), bucket))
         groups.append((KafkaCluster(dc.name, plans, env, sg["kafka"], cfg), bucket))
         if "spark" in sg:
             groups.append((SparkMaster(dc.name, plans, env, sg["spark"]), bucket))

@@ -2,6 +2,9 @@
 
 Ingress, port by port:
   ZooKeeper 2182 (TLS client)  from ZooKeeper and the brokers;  2888/3888  from ZooKeeper only
+                               (ZooKeeper data centres only)
+  KRaft controller 9094 (mTLS) from the controllers and the brokers of the same data centre
+                               (KRaft data centres only: they have no ZooKeeper group)
   Kafka 9091 (inter-broker)    from the brokers only
   Kafka 9093 (SASL_SSL client) from the brokers, MM2, Spark, monitoring, the declared client
                                CIDRs/groups, and the remote MM2 and monitoring hosts (by /32:
@@ -10,7 +13,7 @@ Ingress, port by port:
                                the workers' ephemeral RPC port), and SSH 22 for the sshfs share;
                                7077 from declared Spark clients; UIs 8080/8081 from admin CIDRs
   MM2 REST 8083                from the MM2 group only
-  JMX agents 7071/7072/7073, node exporter 9100
+  JMX agents 7071/7072/7073/7074, node exporter 9100
                                from the monitoring groups of every data centre (remote by /32)
   Prometheus 9090              from admin CIDRs only
   SSH 22                       nowhere, unless the stack declares admin CIDRs
@@ -33,6 +36,7 @@ from infra.tagging import Tagger
 # What Prometheus scrapes (and the lag exporter reads as a Kafka client), per scraped group.
 SCRAPED_PORTS: dict[str, tuple[int, ...]] = {
     "zookeeper": (ports.JMX_ZOOKEEPER, ports.NODE_EXPORTER),
+    "controller": (ports.JMX_KAFKA_CONTROLLER, ports.NODE_EXPORTER),
     "kafka": (ports.JMX_KAFKA_BROKER, ports.NODE_EXPORTER, ports.KAFKA_CLIENT),
     "mirrormaker": (ports.JMX_MIRRORMAKER, ports.NODE_EXPORTER),
 }
@@ -48,7 +52,8 @@ class Source:
 
 
 class ClusterSecurityGroups(pulumi.ComponentResource):
-    """One data centre's groups, keyed by component: zookeeper, kafka, spark, mirrormaker, monitoring."""
+    """One data centre's groups, keyed by component: zookeeper (ZooKeeper DCs) or controller (KRaft
+    DCs), kafka, spark, mirrormaker, monitoring."""
 
     groups: dict[str, aws.ec2.SecurityGroup]
 
@@ -74,7 +79,8 @@ class ClusterSecurityGroups(pulumi.ComponentResource):
         self.dc = dc.name
         self.tagger = tagger
         self.opts = pulumi.ResourceOptions(parent=self, provider=provider)
-        wanted = ["zookeeper", "kafka"]
+        kraft = dc.metadata_mode == "kraft"
+        wanted = ["controller" if kraft else "zookeeper", "kafka"]
         wanted += ["spark"] if with_spark else []
         wanted += ["mirrormaker"] if with_mirrormaker else []
         wanted += ["monitoring"] if with_monitoring else []
@@ -89,13 +95,20 @@ class ClusterSecurityGroups(pulumi.ComponentResource):
             )
             for g in wanted
         }
-        zk, kafka = self.source("zookeeper"), self.source("kafka")
+        kafka = self.source("kafka")
         # The one admin source: the networks SSH is allowed from.
         admins = [Source(f"admin{i}", cidr=c) for i, c in enumerate(cfg.ssh.cidrs)]
 
-        self.allow("zookeeper", ports.ZOOKEEPER_CLIENT_TLS, [zk, kafka], "ZooKeeper TLS clients")
-        self.allow("zookeeper", ports.ZOOKEEPER_PEER, [zk], "ZooKeeper quorum")
-        self.allow("zookeeper", ports.ZOOKEEPER_ELECTION, [zk], "ZooKeeper leader election")
+        if kraft:
+            # Raft between the controllers; registration, heartbeats and metadata fetches from the
+            # brokers. Controllers never connect to brokers, and nothing else reaches them.
+            controller = self.source("controller")
+            self.allow("controller", ports.KAFKA_CONTROLLER, [controller, kafka], "KRaft controller listener (mTLS)")
+        else:
+            zk = self.source("zookeeper")
+            self.allow("zookeeper", ports.ZOOKEEPER_CLIENT_TLS, [zk, kafka], "ZooKeeper TLS clients")
+            self.allow("zookeeper", ports.ZOOKEEPER_PEER, [zk], "ZooKeeper quorum")
+            self.allow("zookeeper", ports.ZOOKEEPER_ELECTION, [zk], "ZooKeeper leader election")
 
         self.allow("kafka", ports.KAFKA_INTER_BROKER, [kafka], "inter-broker replication")
         clients = [kafka]

@@ -2,7 +2,8 @@
 
 Groups: the component groups below plus one group per data centre. Host variables:
 `dc`, `kafka_rack` (= availability zone), `private_ip`, `private_dns`, `ansible_host`,
-and `broker_id` / `zookeeper_id` on the hosts of those groups.
+and `broker_id` / `zookeeper_id` / `controller_id` on the hosts of those groups. A data
+centre's metadata mode, `kafka_metadata_mode: zookeeper | kraft`, is a variable of its DC group.
 """
 
 from __future__ import annotations
@@ -11,9 +12,19 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafkakit.topology import Cluster, Node, Topic, Topology
+from kafkakit.topology import MIN_CONTROLLERS, Cluster, Node, Topic, Topology
 
-COMPONENT_GROUPS = ("zookeeper", "kafka_broker", "mirrormaker", "spark_master", "spark_worker", "monitoring")
+COMPONENT_GROUPS = (
+    "zookeeper",
+    "kafka_controller",  # dedicated KRaft controllers (process.roles=controller), KRaft DCs only
+    "kafka_broker",
+    "mirrormaker",
+    "spark_master",
+    "spark_worker",
+    "monitoring",
+)
+# Settings that only a ZooKeeper-mode DC may carry (host facts and inventory variables).
+ZOOKEEPER_ONLY_VARS = ("zookeeper_id", "zookeeper_min_ensemble", "kafka_zookeeper_connect", "kafka_zookeeper_chroot")
 
 
 @dataclass(frozen=True)
@@ -27,6 +38,7 @@ class HostRecord:
     ansible_host: str = ""
     broker_id: int | None = None
     zookeeper_id: int | None = None
+    controller_id: int | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def hostvars(self) -> dict[str, Any]:
@@ -41,12 +53,19 @@ class HostRecord:
             hv["broker_id"] = self.broker_id
         if self.zookeeper_id is not None:
             hv["zookeeper_id"] = self.zookeeper_id
+        if self.controller_id is not None:
+            hv["controller_id"] = self.controller_id
         hv.update(self.extra)
         return hv
 
 
-def build_inventory(hosts: Iterable[HostRecord], all_vars: Mapping[str, Any] | None = None) -> dict:
-    """An Ansible YAML inventory document for `hosts`."""
+def build_inventory(
+    hosts: Iterable[HostRecord],
+    all_vars: Mapping[str, Any] | None = None,
+    group_vars: Mapping[str, Mapping[str, Any]] | None = None,
+) -> dict:
+    """An Ansible YAML inventory document for `hosts`; `group_vars` sets variables of groups
+    (a data centre's `kafka_metadata_mode`, for one)."""
     hosts = list(hosts)
     unknown = {r for h in hosts for r in h.roles} - set(COMPONENT_GROUPS)
     if unknown:
@@ -56,6 +75,11 @@ def build_inventory(hosts: Iterable[HostRecord], all_vars: Mapping[str, Any] | N
         children.setdefault(h.dc, {"hosts": {}})["hosts"][h.name] = h.hostvars()
         for role in h.roles:
             children[role]["hosts"][h.name] = {}
+    for group, variables in (group_vars or {}).items():
+        if group not in children:
+            raise ValueError(f"variables for group {group!r}, which is neither a component group nor a data centre")
+        if variables:
+            children[group]["vars"] = dict(variables)
     doc: dict[str, Any] = {"all": {"children": children}}
     if all_vars:
         doc["all"]["vars"] = dict(all_vars)
@@ -92,10 +116,20 @@ def topology_from_inventory(
         value = defaults.get(key)
         return fallback if value is None else value
 
+    def optional_int(hosts: list[str], key: str) -> int | None:
+        value = setting(hosts, key, None)
+        return None if value is None else int(value)
+
+    def nodes(hosts: list[str], id_var: str) -> list[Node]:
+        return [Node(h, int(hostvars[h].get(id_var, -1)), hostvars[h].get("kafka_rack", "")) for h in hosts]
+
     clusters = []
     for dc in data_centres(groups, hostvars):
         zks = _dc_hosts(groups, dc, "zookeeper")
+        controllers = _dc_hosts(groups, dc, "kafka_controller")
         brokers = _dc_hosts(groups, dc, "kafka_broker")
+        # Brokers first: the kafka_broker role's variables are set where the brokers are.
+        everyone = brokers + controllers + [h for h in groups.get(dc, []) if h not in brokers + controllers]
         topics = [
             Topic(
                 name=str(t["name"]),
@@ -105,25 +139,29 @@ def topology_from_inventory(
             )
             for t in setting(brokers, "kafka_topics", [])
         ]
+        version = setting(brokers + controllers, "kafka_version", None)
         clusters.append(
             Cluster(
                 name=dc,
-                zookeepers=[
-                    Node(
-                        h,
-                        int(hostvars[h].get("zookeeper_id", -1)),
-                        hostvars[h].get("kafka_rack", ""),
-                    )
-                    for h in zks
-                ],
-                brokers=[
-                    Node(h, int(hostvars[h].get("broker_id", -1)), hostvars[h].get("kafka_rack", "")) for h in brokers
-                ],
+                zookeepers=nodes(zks, "zookeeper_id"),
+                brokers=nodes(brokers, "broker_id"),
                 replication_factor=int(setting(brokers, "kafka_default_replication_factor", 3)),
                 min_insync_replicas=int(setting(brokers, "kafka_min_insync_replicas", 2)),
                 topics=topics,
                 min_ensemble=int(setting(zks, "zookeeper_min_ensemble", 3)),
-                metadata_mode=str(setting(brokers, "kafka_metadata_mode", "zookeeper")),
+                metadata_mode=str(setting(everyone, "kafka_metadata_mode", "zookeeper")),
+                controllers=nodes(controllers, "controller_id"),
+                min_controllers=int(setting(controllers + brokers, "kafka_min_controllers", MIN_CONTROLLERS)),
+                kafka_version=None if version is None else str(version),
+                offsets_topic_replication_factor=optional_int(brokers, "kafka_offsets_topic_replication_factor"),
+                transaction_state_log_replication_factor=optional_int(
+                    brokers, "kafka_transaction_state_log_replication_factor"
+                ),
+                transaction_state_log_min_isr=optional_int(brokers, "kafka_transaction_state_log_min_isr"),
+                share_coordinator_state_topic_replication_factor=optional_int(
+                    brokers, "kafka_share_coordinator_state_topic_replication_factor"
+                ),
+                zookeeper_settings=_zookeeper_settings(groups.get(dc, []), zks, hostvars),
             )
         )
     return Topology(clusters=clusters)
@@ -172,10 +210,43 @@ def required_variables(groups: Mapping[str, Iterable[str]]) -> list[str]:
     ]
 
 
+def _zookeeper_settings(members: list[str], zks: list[str], hostvars: Mapping[str, Mapping]) -> list[str]:
+    """The ZooKeeper-only variables set on a DC's hosts (the zookeeper hosts themselves aside:
+    they are reported as hosts). Host facts name their host; inventory variables once."""
+    found: list[str] = []
+    for h in members:
+        hv = hostvars.get(h, {})
+        for key in ZOOKEEPER_ONLY_VARS:
+            if key not in hv or (key == "zookeeper_id" and h in zks):
+                continue
+            label = f"{key} ({h})" if key == "zookeeper_id" else key
+            if label not in found:
+                found.append(label)
+    return found
+
+
+def mixed_metadata_modes(groups: Mapping[str, list[str]], hostvars: Mapping[str, Mapping]) -> list[str]:
+    """One message per data centre whose hosts disagree on kafka_metadata_mode: it is one
+    setting of the whole DC (its group vars), never per host."""
+    errors = []
+    for dc in data_centres(groups, hostvars):
+        modes: dict[str, list[str]] = {}
+        for h in groups.get(dc, []):
+            if "kafka_metadata_mode" in hostvars.get(h, {}):
+                modes.setdefault(str(hostvars[h]["kafka_metadata_mode"]), []).append(h)
+        if len(modes) > 1:
+            errors.append(
+                f"{dc}: its hosts disagree on kafka_metadata_mode ({dict(sorted(modes.items()))}); "
+                f"set it once for the data centre, in group_vars/{dc}.yml"
+            )
+    return errors
+
+
 REQUIRED_HOSTVARS = {
     "all": ("dc", "kafka_rack", "private_ip"),
     "kafka_broker": ("broker_id",),
     "zookeeper": ("zookeeper_id",),
+    "kafka_controller": ("controller_id",),
 }
 
 
@@ -200,4 +271,7 @@ def preflight_errors(
     missing = missing_hostvars(groups, hostvars)
     if missing:
         return missing
+    mixed = mixed_metadata_modes(groups, hostvars)
+    if mixed:
+        return mixed
     return validate(topology_from_inventory(groups, hostvars, defaults))

@@ -16,7 +16,7 @@ import yaml
 # Groups whose services carry the JMX exporter agent, and the agent's port per component. The ports
 # are the monitoring role's defaults (monitoring_jmx_ports, monitoring_*_port), copied here for Python;
 # tests/unit/infra/test_infra_ports.py ties the copies to them.
-JMX_PORTS: dict[str, int] = {"kafka_broker": 7071, "zookeeper": 7072, "mirrormaker": 7073}
+JMX_PORTS: dict[str, int] = {"kafka_broker": 7071, "zookeeper": 7072, "mirrormaker": 7073, "kafka_controller": 7074}
 NODE_EXPORTER_PORT = 9100
 PROMETHEUS_PORT = 9090
 LAG_EXPORTER_PORT = 9308

@@ -245,3 +245,86 @@ def test_broken_inventory_is_refused_with_its_message(case, good, tmp_path):
     done = run_preflight(inv, tmp_path)
     assert done.returncode != 0, done.stdout
     assert failure_msg(done.stdout) == expected, done.stdout
+
+
+# --- a KRaft dc2 (issue 14): the real playbook reads the DC's mode, version and controllers ------
+
+
+def kraft_dc2(inv: Inventory) -> None:
+    """dc2 as the lab's KRaft DC: no ZooKeeper, three dedicated controllers, Kafka 4.x."""
+    dc2 = group(inv, "dc2")
+    del dc2["hosts"]["dc2-kafka1"]["zookeeper_id"]
+    del group(inv, "zookeeper")["hosts"]["dc2-kafka1"]
+    del dc2["vars"]["zookeeper_min_ensemble"]
+    dc2["vars"].update(kafka_metadata_mode="kraft", kafka_version="4.3.1")
+    controllers = inv["all"]["children"].setdefault("kafka_controller", {"hosts": {}})
+    for i in (1, 2, 3):
+        name = f"dc2-controller{i}"
+        dc2["hosts"][name] = {
+            "dc": "dc2",
+            "kafka_rack": f"dc2-az{i}",
+            "private_ip": f"10.99.0.3{i}",
+            "controller_id": 100 + i,
+        }
+        controllers["hosts"][name] = {}
+
+
+def kraft_then(*changes: Mutation) -> Mutation:
+    def mutate(inv: Inventory) -> None:
+        kraft_dc2(inv)
+        for change in changes:
+            change(inv)
+
+    return mutate
+
+
+def test_a_kraft_dc_beside_a_zookeeper_dc_passes(good, tmp_path):
+    inv = copy.deepcopy(good)
+    kraft_dc2(inv)
+    done = run_preflight(inv, tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "failed=0" in done.stdout
+
+
+KRAFT_BROKEN = {
+    "even-quorum": (
+        kraft_then(lambda inv: group(inv, "kafka_controller")["hosts"].pop("dc2-controller3")),
+        [
+            "dc2: the KRaft controller quorum has 2 controller(s); at least 3 are needed",
+            "dc2: the KRaft controller quorum has an even number of controllers (2); "
+            "use an odd number so a majority survives a split",
+        ],
+    ),
+    "node-id-clash": (
+        kraft_then(lambda inv: host(inv, "dc2-controller1").update(controller_id=1)),
+        [
+            "dc2: node id(s) [1] belong to a broker and a controller; broker_id and controller_id are both "
+            "node.id and must be unique in the data centre (controllers count from 101)"
+        ],
+    ),
+    "kraft-on-3.9": (
+        kraft_then(lambda inv: group(inv, "dc2")["vars"].update(kafka_version="3.9.2")),
+        [
+            "dc2: KRaft mode runs Kafka 4.x, not 3.9.2; set kafka_version to a 4.x release (a ZooKeeper data "
+            "centre on 3.x moves to KRaft through the migration, not by switching the mode)"
+        ],
+    ),
+    "zookeeper-variable-left-in-kraft-dc": (
+        kraft_then(lambda inv: group(inv, "dc2")["vars"].update(zookeeper_min_ensemble=1)),
+        ["dc2: ZooKeeper setting(s) ['zookeeper_min_ensemble'] in a KRaft data centre; remove them"],
+    ),
+    "missing-controller-id": (
+        kraft_then(lambda inv: host(inv, "dc2-controller2").pop("controller_id")),
+        ["host dc2-controller2 (kafka_controller) is missing required variable(s) ['controller_id']"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(KRAFT_BROKEN))
+def test_broken_kraft_inventory_is_refused_with_its_message(case, good, tmp_path):
+    mutate, expected = KRAFT_BROKEN[case]
+    inv = copy.deepcopy(good)
+    mutate(inv)
+    done = run_preflight(inv, tmp_path)
+    assert done.returncode != 0, done.stdout
+    assert failure_msg(done.stdout) == expected, done.stdout

@@ -28,6 +28,23 @@ def three_rack(name: str = "dc1", **changes: object) -> Cluster:
     return dataclasses.replace(cluster, **changes)
 
 
+def kraft_dc(name: str = "dc2", **changes: object) -> Cluster:
+    """A valid KRaft DC: 3 dedicated controllers (101..103) and 3 brokers over 3 racks, Kafka 4.3.1."""
+    racks = [f"{name}-az1", f"{name}-az2", f"{name}-az3"]
+    cluster = three_rack(
+        name,
+        metadata_mode="kraft",
+        zookeepers=[],
+        controllers=nodes(name, "controller", racks, ids=[101, 102, 103]),
+        kafka_version="4.3.1",
+        offsets_topic_replication_factor=3,
+        transaction_state_log_replication_factor=3,
+        transaction_state_log_min_isr=2,
+        share_coordinator_state_topic_replication_factor=3,
+    )
+    return dataclasses.replace(cluster, **changes)
+
+
 def errors_for(*clusters: Cluster) -> list[str]:
     return validate(Topology(clusters=list(clusters)))
 
@@ -181,15 +198,17 @@ def test_duplicate_topics_are_refused():
 
 
 def test_kraft_mode_skips_the_ensemble_rules():
-    kraft = three_rack(metadata_mode="kraft", zookeepers=[])
-    assert errors_for(kraft) == []
+    assert errors_for(kraft_dc("dc1")) == []
+    # ZooKeeper hosts in a KRaft DC are refused as such, not measured as an ensemble.
     even_dup = nodes("dc1", "zk", ["dc1-az1", "dc1-az2"], ids=[7, 7])
-    assert errors_for(dataclasses.replace(kraft, zookeepers=even_dup)) == []
+    assert errors_for(kraft_dc("dc1", zookeepers=even_dup)) == [
+        "dc1: a KRaft data centre has no ZooKeeper, but zookeeper host(s) ['dc1-zk7', 'dc1-zk7'] are in it; "
+        "remove them from the zookeeper group"
+    ]
 
 
 def test_kraft_mode_still_checks_brokers_and_topics():
-    kraft = three_rack(metadata_mode="kraft", zookeepers=[], min_insync_replicas=3)
-    assert errors_for(kraft) == [
+    assert errors_for(kraft_dc("dc1", min_insync_replicas=3)) == [
         "dc1: min.insync.replicas=3 must be below the replication factor 3, "
         "or one broker down stops every acks=all producer"
     ]
@@ -206,3 +225,266 @@ def test_every_broken_rule_is_reported_and_names_its_data_centre():
     errors = errors_for(good, bad)
     assert len(errors) == 4
     assert all(e.startswith("dc2: ") for e in errors)
+
+
+# --- KRaft (issue 14): one failing and one passing case per rule -------------------------------
+
+AZ = ["dc2-az1", "dc2-az2", "dc2-az3"]
+
+
+def controllers(racks: list[str], ids: list[int] | None = None) -> list[Node]:
+    ids = ids if ids is not None else [101 + i for i in range(len(racks))]
+    return nodes("dc2", "controller", racks, ids=ids)
+
+
+def two_rack_kraft(**changes: object) -> Cluster:
+    """A KRaft DC with only two racks (like the lab's dc2): RF 2 fits, controllers share a rack."""
+    base = kraft_dc(
+        brokers=nodes("dc2", "kafka", AZ[:2]),
+        controllers=controllers([AZ[0], AZ[1], AZ[0]]),
+        replication_factor=2,
+        min_insync_replicas=1,
+        offsets_topic_replication_factor=2,
+        transaction_state_log_replication_factor=2,
+        transaction_state_log_min_isr=1,
+        share_coordinator_state_topic_replication_factor=2,
+        topics=[],
+    )
+    return dataclasses.replace(base, **changes)
+
+
+QUORUM = "the KRaft controller quorum has"
+EVEN = "use an odd number so a majority survives a split"
+
+KRAFT_CASES: list[tuple[str, Cluster, list[str]]] = [
+    # metadata mode
+    ("kraft dc is valid", kraft_dc(), []),
+    ("zookeeper dc is valid", three_rack("dc2"), []),
+    (
+        "unknown mode",
+        kraft_dc(metadata_mode="zk", controllers=[]),
+        ["dc2: unknown metadata mode 'zk'; kafka_metadata_mode is 'zookeeper' or 'kraft'"],
+    ),
+    (
+        "unknown mode reports only itself, not the rules of either mode",
+        three_rack("dc2", metadata_mode="KRaft", zookeepers=[]),
+        ["dc2: unknown metadata mode 'KRaft'; kafka_metadata_mode is 'zookeeper' or 'kraft'"],
+    ),
+    # controller count
+    (
+        "one controller",
+        kraft_dc(controllers=controllers(AZ[:1])),
+        [f"dc2: {QUORUM} 1 controller(s); at least 3 are needed"],
+    ),
+    ("one controller with the lab override", kraft_dc(controllers=controllers(AZ[:1]), min_controllers=1), []),
+    (
+        "no controllers",
+        kraft_dc(controllers=[]),
+        [f"dc2: {QUORUM} 0 controller(s); at least 3 are needed"],
+    ),
+    (
+        "the override can raise the bar",
+        kraft_dc(min_controllers=5),
+        [f"dc2: {QUORUM} 3 controller(s); at least 5 are needed"],
+    ),
+    ("five controllers over three racks", kraft_dc(controllers=controllers([*AZ, *AZ[:2]])), []),
+    # odd count
+    (
+        "four controllers",
+        kraft_dc(controllers=controllers([*AZ, AZ[0]])),
+        [f"dc2: {QUORUM} an even number of controllers (4); {EVEN}"],
+    ),
+    (
+        "two controllers are too few and even",
+        kraft_dc(controllers=controllers(AZ[:2])),
+        [
+            f"dc2: {QUORUM} 2 controller(s); at least 3 are needed",
+            f"dc2: {QUORUM} an even number of controllers (2); {EVEN}",
+        ],
+    ),
+    # rack spread
+    (
+        "three controllers in one of three racks",
+        kraft_dc(controllers=controllers([AZ[0]] * 3)),
+        [
+            "dc2: the controllers are not spread over the racks ({'dc2-az1': 3} with 3 rack(s) in the data "
+            "centre); put at most 1 in one rack so a rack outage keeps the quorum"
+        ],
+    ),
+    (
+        "five controllers crowding one of three racks",
+        kraft_dc(controllers=controllers([AZ[0], AZ[0], AZ[0], AZ[1], AZ[2]])),
+        [
+            "dc2: the controllers are not spread over the racks ({'dc2-az1': 3, 'dc2-az2': 1, 'dc2-az3': 1} "
+            "with 3 rack(s) in the data centre); put at most 2 in one rack so a rack outage keeps the quorum"
+        ],
+    ),
+    ("three controllers over two racks when the DC has only two", two_rack_kraft(), []),
+    (
+        "a controller's own rack counts as one of the DC's racks",
+        two_rack_kraft(controllers=controllers([AZ[0], AZ[0], AZ[2]])),
+        [
+            "dc2: the controllers are not spread over the racks ({'dc2-az1': 2, 'dc2-az3': 1} with 3 rack(s) "
+            "in the data centre); put at most 1 in one rack so a rack outage keeps the quorum"
+        ],
+    ),
+    (
+        "a single lab controller has nothing to spread",
+        two_rack_kraft(controllers=controllers(AZ[:1]), min_controllers=1),
+        [],
+    ),
+    # node ids
+    (
+        "a controller_id equal to a broker_id",
+        kraft_dc(controllers=controllers(AZ, ids=[101, 2, 103])),
+        [
+            "dc2: node id(s) [2] belong to a broker and a controller; broker_id and controller_id are both "
+            "node.id and must be unique in the data centre (controllers count from 101)"
+        ],
+    ),
+    (
+        "controller ids 1..3 beside brokers 11..13",
+        kraft_dc(brokers=nodes("dc2", "kafka", AZ, ids=[11, 12, 13]), controllers=controllers(AZ, ids=[1, 2, 3])),
+        [],
+    ),
+    (
+        "duplicate controller_id",
+        kraft_dc(controllers=controllers(AZ, ids=[101, 102, 101])),
+        ["dc2: duplicate controller_id [101]"],
+    ),
+    (
+        "negative controller_id",
+        kraft_dc(controllers=controllers(AZ, ids=[-1, 102, 103])),
+        ["dc2: controller_id must not be negative"],
+    ),
+    ("the same controller ids in a second DC", kraft_dc("dc1"), []),
+    # Kafka version against the mode
+    (
+        "KRaft mode on Kafka 3.9",
+        kraft_dc(kafka_version="3.9.2"),
+        [
+            "dc2: KRaft mode runs Kafka 4.x, not 3.9.2; set kafka_version to a 4.x release (a ZooKeeper data "
+            "centre on 3.x moves to KRaft through the migration, not by switching the mode)"
+        ],
+    ),
+    ("KRaft mode on Kafka 4.3.0", kraft_dc(kafka_version="4.3.0"), []),
+    ("KRaft mode on a later major", kraft_dc(kafka_version="5.0.0"), []),
+    (
+        "ZooKeeper mode on Kafka 4",
+        three_rack("dc2", kafka_version="4.3.1"),
+        [
+            "dc2: a ZooKeeper data centre runs Kafka 3.x, not 4.3.1 "
+            "(4.x has no ZooKeeper mode: set kafka_metadata_mode: kraft)"
+        ],
+    ),
+    (
+        "ZooKeeper mode on Kafka 2",
+        three_rack("dc2", kafka_version="2.8.2"),
+        ["dc2: a ZooKeeper data centre runs Kafka 3.x, not 2.8.2"],
+    ),
+    ("ZooKeeper mode on Kafka 3.9.2", three_rack("dc2", kafka_version="3.9.2"), []),
+    (
+        "a version that is no release",
+        kraft_dc(kafka_version="latest"),
+        ["dc2: kafka_version 'latest' is not a Kafka release like 4.3.1"],
+    ),
+    ("an unknown version is not checked", kraft_dc(kafka_version=None), []),
+    # nothing of the other mode
+    (
+        "ZooKeeper hosts in a KRaft DC",
+        kraft_dc(zookeepers=nodes("dc2", "zk", AZ)),
+        [
+            "dc2: a KRaft data centre has no ZooKeeper, but zookeeper host(s) ['dc2-zk1', 'dc2-zk2', 'dc2-zk3'] "
+            "are in it; remove them from the zookeeper group"
+        ],
+    ),
+    (
+        "ZooKeeper settings in a KRaft DC",
+        kraft_dc(zookeeper_settings=["zookeeper_min_ensemble", "zookeeper_id (dc2-kafka1)"]),
+        [
+            "dc2: ZooKeeper setting(s) ['zookeeper_min_ensemble', 'zookeeper_id (dc2-kafka1)'] in a KRaft "
+            "data centre; remove them"
+        ],
+    ),
+    ("ZooKeeper settings in a ZooKeeper DC", three_rack("dc2", zookeeper_settings=["zookeeper_min_ensemble"]), []),
+    (
+        "controllers in a ZooKeeper DC",
+        three_rack("dc2", controllers=controllers(AZ)),
+        [
+            "dc2: kafka_controller host(s) ['dc2-controller101', 'dc2-controller102', 'dc2-controller103'] in a "
+            "ZooKeeper data centre; dedicated controllers belong to KRaft data centres (kafka_metadata_mode: kraft)"
+        ],
+    ),
+    # internal topics within the broker count
+    (
+        "offsets topic RF above the brokers",
+        kraft_dc(offsets_topic_replication_factor=4),
+        [
+            "dc2: offsets.topic.replication.factor=4 is above the broker count 3; "
+            "Kafka could not create __consumer_offsets"
+        ],
+    ),
+    (
+        "transaction state RF above the brokers, in ZooKeeper mode too",
+        three_rack("dc2", transaction_state_log_replication_factor=4),
+        [
+            "dc2: transaction.state.log.replication.factor=4 is above the broker count 3; "
+            "Kafka could not create __transaction_state"
+        ],
+    ),
+    (
+        "share-group state RF above the brokers",
+        two_rack_kraft(share_coordinator_state_topic_replication_factor=3),
+        [
+            "dc2: share.coordinator.state.topic.replication.factor=3 is above the broker count 2; "
+            "Kafka could not create __share_group_state"
+        ],
+    ),
+    (
+        "share-group state is a 4.x topic: not checked in ZooKeeper mode",
+        three_rack("dc2", share_coordinator_state_topic_replication_factor=9),
+        [],
+    ),
+    ("internal RFs equal to the broker count", two_rack_kraft(), []),
+    (
+        "transaction state min ISR above its RF",
+        two_rack_kraft(transaction_state_log_min_isr=3),
+        [
+            "dc2: transaction.state.log.min.isr=3 is above transaction.state.log.replication.factor=2; "
+            "no transaction could commit"
+        ],
+    ),
+    (
+        "undeclared internal RFs are not checked",
+        two_rack_kraft(
+            offsets_topic_replication_factor=None,
+            transaction_state_log_replication_factor=None,
+            share_coordinator_state_topic_replication_factor=None,
+        ),
+        [],
+    ),
+]
+
+
+@pytest.mark.parametrize("cluster, expected", [(c, e) for _, c, e in KRAFT_CASES], ids=[n for n, _, _ in KRAFT_CASES])
+def test_kraft_rules(cluster: Cluster, expected: list[str]) -> None:
+    assert errors_for(cluster) == expected
+
+
+def test_a_zookeeper_dc_and_a_kraft_dc_side_by_side_like_the_lab():
+    dc1 = three_rack("dc1", kafka_version="3.9.2")
+    dc2 = two_rack_kraft(controllers=controllers(AZ), min_controllers=3)
+    assert errors_for(dc1, dc2) == []
+    assert errors_for(dc1, dataclasses.replace(dc2, kafka_version="3.9.2")) == [
+        "dc2: KRaft mode runs Kafka 4.x, not 3.9.2; set kafka_version to a 4.x release (a ZooKeeper data "
+        "centre on 3.x moves to KRaft through the migration, not by switching the mode)"
+    ]
+
+
+@pytest.mark.parametrize(
+    "version, major", [("4.3.1", 4), ("3.9.2", 3), ("4.0", 4), ("4.1.0-rc2", 4), ("x", None), ("4.3.1.2", None)]
+)
+def test_kafka_major(version, major):
+    from kafkakit.topology import kafka_major
+
+    assert kafka_major(version) == major

@@ -25,6 +25,12 @@ def dc(raw: dict[str, Any], i: int = 0) -> dict[str, Any]:
     return raw["dataCentres"][i]
 
 
+def as_zookeeper_dc(d: dict[str, Any], **changes: Any) -> None:
+    """Turn the small stack's KRaft dc2 into a ZooKeeper DC, then apply `changes`."""
+    d.pop("controllers", None)
+    d.update(metadataMode="zookeeper", **changes)
+
+
 def errors_of(raw: dict[str, Any]) -> list[str]:
     with pytest.raises(ConfigError) as e:
         parse_stack_config(raw, stack="unit")
@@ -102,7 +108,7 @@ BAD_CONFIGS: list[tuple[str, Edit, list[str]]] = [
     ),
     (
         "fewer AZs than the replication factor",
-        lambda r: dc(r, 1).update(zoneCount=2, zookeepers=1, brokers=4),
+        lambda r: as_zookeeper_dc(dc(r, 1), zoneCount=2, zookeepers=1, brokers=4),
         [
             "dc2: the ZooKeeper ensemble has 1 server(s); at least 3 are needed",
             "dc2: 2 rack(s) ['eu-central-1-zone1', 'eu-central-1-zone2'] cannot hold "

@@ -55,7 +55,7 @@ def test_every_config_key_is_in_the_docs_table() -> None:
     raw = {
         "dataCentres": [{"name": "dc1", "region": "eu-west-1", "vpcCidr": "10.1.0.0/16"}],
         **{k: {} for k in ("instanceTypes", "spark", "mirrormaker", "monitoring", "ssh")},
-        **{k: {} for k in ("kafkaVolume", "zookeeperVolume")},
+        **{k: {} for k in ("kafkaVolume", "zookeeperVolume", "controllerVolume")},
     }
     parse_stack_config(Recorder(raw, "kafkakit:", seen), stack="docs")
     documented = set(re.findall(r"^\| `(kafkakit:[^`]+)` \|", DOC, re.MULTILINE))

@@ -57,8 +57,10 @@ def run_script(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
 
 def ansible_view(source: Path, env: dict[str, str] | None = None) -> tuple[dict, dict, dict]:
     """(groups -> hosts, host -> host vars, all vars) as Ansible itself loads `source`."""
+    from ansible.inventory.helpers import get_group_vars
     from ansible.inventory.manager import InventoryManager
     from ansible.parsing.dataloader import DataLoader
+    from ansible.utils.vars import combine_vars
 
     old = dict(os.environ)
     os.environ.update(env or {})
@@ -72,7 +74,12 @@ def ansible_view(source: Path, env: dict[str, str] | None = None) -> tuple[dict,
         for name, g in inv.groups.items()
         if name not in ("all", "ungrouped")
     }
-    hostvars = {h.name: {k: v for k, v in h.get_vars().items() if k not in MAGIC} for h in inv.get_hosts()}
+    # Host variables as a play sees them from the inventory: its groups' variables (a DC's
+    # kafka_metadata_mode), then its own.
+    hostvars = {
+        h.name: {k: v for k, v in combine_vars(get_group_vars(h.get_groups()), h.get_vars()).items() if k not in MAGIC}
+        for h in inv.get_hosts()
+    }
     return groups, hostvars, inv.groups["all"].get_vars()
 
 
@@ -166,10 +173,12 @@ def test_the_document_is_exactly_what_build_inventory_makes(small: StackRun) -> 
                     ansible_host=core["ansible_host"],
                     broker_id=hv.pop("broker_id", None),
                     zookeeper_id=hv.pop("zookeeper_id", None),
+                    controller_id=hv.pop("controller_id", None),
                     extra=hv,
                 )
             )
-    rebuilt = build_inventory(records, doc["all"]["vars"])
+    dc_vars = {dc: doc["all"]["children"][dc]["vars"] for dc in ("dc1", "dc2")}
+    rebuilt = build_inventory(records, doc["all"]["vars"], dc_vars)
     assert json.loads(json.dumps(rebuilt)) == doc
 
 

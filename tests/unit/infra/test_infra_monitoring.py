@@ -84,9 +84,10 @@ def test_the_ports_are_the_ansible_sides() -> None:
             "kafka_broker": ports.JMX_KAFKA_BROKER,
             "zookeeper": ports.JMX_ZOOKEEPER,
             "mirrormaker": ports.JMX_MIRRORMAKER,
+            "kafka_controller": ports.JMX_KAFKA_CONTROLLER,
         }
         == monitoring.JMX_PORTS
-        == {"kafka_broker": 7071, "zookeeper": 7072, "mirrormaker": 7073}
+        == {"kafka_broker": 7071, "zookeeper": 7072, "mirrormaker": 7073, "kafka_controller": 7074}
     )
     # The roles' defaults are what the hosts actually listen on.
     mon = role_defaults("monitoring")
@@ -151,15 +152,16 @@ def test_the_monitoring_hosts_reach_exactly_the_scrape_ports(admin_run: StackRun
         assert r.inputs["fromPort"] == r.inputs["toPort"]
         granted.add((r.region or "", roles[r.inputs["securityGroupId"]], int(r.inputs["fromPort"]), source))
     expected = set()
-    for region, has_mm2 in (("eu-west-1", False), ("eu-central-1", True)):
+    # dc1 (eu-west-1) is a ZooKeeper DC; dc2 (eu-central-1) a KRaft DC with MM2.
+    for region, metadata, has_mm2 in (("eu-west-1", "zookeeper", False), ("eu-central-1", "controller", True)):
         for group, scraped in {
-            "zookeeper": (7072, 9100),
+            **({"controller": (7074, 9100)} if metadata == "controller" else {"zookeeper": (7072, 9100)}),
             "kafka": (7071, 9100, 9093),
             **({"mirrormaker": (7073, 9100)} if has_mm2 else {}),
         }.items():
             expected |= {(region, group, port, source) for port in scraped for source in ("local", "remote")}
     assert granted == expected
-    assert set(SCRAPED_PORTS) == {"zookeeper", "kafka", "mirrormaker"}
+    assert set(SCRAPED_PORTS) == {"zookeeper", "controller", "kafka", "mirrormaker"}
 
 
 def test_every_target_prometheus_is_given_is_open_to_every_monitoring_host(example: StackRun) -> None:
@@ -167,7 +169,9 @@ def test_every_target_prometheus_is_given_is_open_to_every_monitoring_host(examp
     inv = example.outputs["inventory"]["all"]["children"]
     hostvars = {h: hv for dc in example.outputs["dataCentres"] for h, hv in inv[dc]["hosts"].items()}
     groups = {g: list(body["hosts"]) for g, body in inv.items()}
-    jobs = monitoring.scrape_configs(groups, hostvars)
+    # The controllers' JMX agent port, as the monitoring role will scrape it once it names one.
+    jmx_ports = {"kafka_controller": ports.JMX_KAFKA_CONTROLLER, **monitoring.JMX_PORTS}
+    jobs = monitoring.scrape_configs(groups, hostvars, jmx_ports=jmx_ports)
     instances = {i.name: i for i in example.of(INSTANCE)}
     targets = [
         (sc["labels"]["instance"], int(t.rsplit(":", 1)[1]))

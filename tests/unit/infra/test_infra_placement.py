@@ -54,7 +54,8 @@ def test_instance_counts_of_the_example_stacks() -> None:
     small = instance_count(plan_stack(example_config("small"), ZONES))
     production = instance_count(plan_stack(example_config("production"), ZONES))
     assert small == {
-        "zookeeper": 6,
+        "zookeeper": 3,  # dc1, in ZooKeeper mode
+        "kafka_controller": 3,  # dc2, in KRaft mode
         "kafka_broker": 6,
         "mirrormaker": 1,
         "spark_master": 1,
@@ -62,6 +63,7 @@ def test_instance_counts_of_the_example_stacks() -> None:
         "monitoring": 2,  # one per data centre
     }
     assert sum(production.values()) == 26 and production["kafka_broker"] == 12
+    assert production["kafka_controller"] == 0  # both DCs in ZooKeeper mode
 
 
 @pytest.mark.parametrize("cidr", ["10.10.0.0/16", "172.16.0.0/20", "192.168.4.0/24"])

@@ -21,6 +21,7 @@ ROLE_PORTS: dict[tuple[str, str], int] = {
     ("zookeeper", "zookeeper_election_port"): ports.ZOOKEEPER_ELECTION,
     ("kafka_common", "kafka_internal_port"): ports.KAFKA_INTER_BROKER,
     ("kafka_common", "kafka_client_port"): ports.KAFKA_CLIENT,
+    ("kafka_common", "kafka_controller_port"): ports.KAFKA_CONTROLLER,
     ("mirrormaker2", "mirrormaker_rest_port"): ports.MIRRORMAKER_REST,
     ("spark", "spark_master_port"): ports.SPARK_MASTER,
     ("spark", "spark_master_webui_port"): ports.SPARK_MASTER_UI,
@@ -63,6 +64,7 @@ def test_the_jmx_exporter_ports_are_the_monitoring_roles() -> None:
         "kafka_broker": ports.JMX_KAFKA_BROKER,
         "zookeeper": ports.JMX_ZOOKEEPER,
         "mirrormaker": ports.JMX_MIRRORMAKER,
+        "kafka_controller": ports.JMX_KAFKA_CONTROLLER,
     }
     assert (monitoring.PROMETHEUS_PORT, monitoring.NODE_EXPORTER_PORT) == (ports.PROMETHEUS, ports.NODE_EXPORTER)
 

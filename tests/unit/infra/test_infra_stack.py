@@ -65,9 +65,16 @@ def test_brokers_are_spread_evenly_over_every_az(example: StackRun) -> None:
         assert len(set(per_zone.values())) == 1, per_zone
 
 
+def metadata_mode(run: StackRun, dc: str) -> str:
+    return run.outputs["inventory"]["all"]["children"][dc]["vars"]["kafka_metadata_mode"]
+
+
 def test_zookeeper_is_an_odd_ensemble_of_three_or_more_over_distinct_azs(example: StackRun) -> None:
     for dc in example.outputs["dataCentres"]:
         zones = [subnet_zone(example, z) for z in hosts(example, "zookeeper", dc)]
+        if metadata_mode(example, dc) == "kraft":
+            assert zones == []
+            continue
         assert len(zones) >= 3 and len(zones) % 2 == 1
         assert len(set(zones)) == len(zones)
 
@@ -101,7 +108,8 @@ def test_every_data_volume_is_gp3_encrypted_with_its_dcs_rotating_cmk(example: S
     keys = {k.region: k for k in example.of(KEY)}
     assert len(keys) == 2 and all(k.inputs["enableKeyRotation"] is True for k in keys.values())
     volumes = example.of(VOLUME)
-    assert len(volumes) == len(hosts(example, "zookeeper")) + len(hosts(example, "kafka_broker"))
+    data_nodes = hosts(example, "zookeeper") + hosts(example, "kafka_controller") + hosts(example, "kafka_broker")
+    assert len(volumes) == len(data_nodes)
     for v in volumes:
         assert v.inputs["type"] == "gp3"
         assert v.inputs["encrypted"] is True
@@ -118,7 +126,7 @@ def test_root_volumes_are_encrypted_with_the_same_key(example: StackRun) -> None
 def test_data_volumes_are_separate_attached_in_the_instance_az(example: StackRun) -> None:
     attachments = example.of(ATTACHMENT)
     attached = Counter(a.inputs["instanceId"] for a in attachments)
-    for i in hosts(example, "zookeeper") + hosts(example, "kafka_broker"):
+    for i in hosts(example, "zookeeper") + hosts(example, "kafka_controller") + hosts(example, "kafka_broker"):
         assert attached[i.id] == 1, i.name
     for i in hosts(example, "mirrormaker") + hosts(example, "spark_worker"):
         assert attached[i.id] == 0, i.name
@@ -202,6 +210,11 @@ def test_security_groups_allow_exactly_the_declared_paths(small: StackRun) -> No
         ("zookeeper", 2888, 2888, "zookeeper"),
         ("zookeeper", 3888, 3888, "zookeeper"),
     }
+    # dc2 is a KRaft DC: its controllers take 9094 from each other and from the brokers, nothing else.
+    controller = {
+        ("controller", 9094, 9094, "controller"),
+        ("controller", 9094, 9094, "kafka"),
+    }
     kafka = {
         ("kafka", 9091, 9091, "kafka"),
         ("kafka", 9093, 9093, "kafka"),
@@ -211,10 +224,19 @@ def test_security_groups_allow_exactly_the_declared_paths(small: StackRun) -> No
     mon1 = small.named("dc1-monitor-1", INSTANCE).state["privateIp"] + "/32"
     mon2 = small.named("dc2-monitor-1", INSTANCE).state["privateIp"] + "/32"
 
-    def scrapes(source: str, with_mm2: bool) -> set[tuple[str, int, int, str]]:
-        rows = {
-            ("zookeeper", 7072, 7072, source),
-            ("zookeeper", 9100, 9100, source),
+    def scrapes(source: str, with_mm2: bool, kraft: bool = False) -> set[tuple[str, int, int, str]]:
+        rows = (
+            {
+                ("controller", 7074, 7074, source),
+                ("controller", 9100, 9100, source),
+            }
+            if kraft
+            else {
+                ("zookeeper", 7072, 7072, source),
+                ("zookeeper", 9100, 9100, source),
+            }
+        )
+        rows |= {
             ("kafka", 7071, 7071, source),
             ("kafka", 9100, 9100, source),
             ("kafka", 9093, 9093, source),
@@ -231,10 +253,10 @@ def test_security_groups_allow_exactly_the_declared_paths(small: StackRun) -> No
         ("spark", 22, 22, "spark"),
         ("spark", 7077, 7077, vpn),
     } | scrapes("monitoring", with_mm2=False) | scrapes(mon2, with_mm2=False)
-    assert ingress_table(small, "dc2") == zookeeper | kafka | {
+    assert ingress_table(small, "dc2") == controller | kafka | {
         ("kafka", 9093, 9093, "mirrormaker"),
         ("mirrormaker", 8083, 8083, "mirrormaker"),
-    } | scrapes("monitoring", with_mm2=True) | scrapes(mon1, with_mm2=True)
+    } | scrapes("monitoring", with_mm2=True, kraft=True) | scrapes(mon1, with_mm2=True, kraft=True)
 
 
 def test_nothing_is_open_to_the_world_on_the_way_in(example: StackRun) -> None:
@@ -249,6 +271,7 @@ def test_hosts_sit_only_in_their_components_group(example: StackRun) -> None:
     roles = {g.id: g.inputs["tags"].get("Role") for g in example.of(SG)}
     expected = {
         "zookeeper": "zookeeper",
+        "kafka_controller": "controller",
         "kafka_broker": "kafka",
         "mirrormaker": "mirrormaker",
         "spark_master": "spark",
