@@ -41,3 +41,11 @@ def test_reports_without_a_phase_or_duration_are_left_out() -> None:
 def test_ties_are_ordered_by_name() -> None:
     reports = [report("tests/test_b.py::t", "call", 1.0), report("tests/test_a.py::t", "call", 1.0)]
     assert [path for path, _ in seconds_per_file(reports)] == ["tests/test_a.py", "tests/test_b.py"]
+
+
+def test_a_slow_test_gets_a_live_line_with_the_wall_clock():
+    from tests.conftest import live_line
+
+    assert live_line("tests/integration/test_x.py::test_y", 83.25, 1530) == (
+        "[ 25.5 min]    83.2s  tests/integration/test_x.py::test_y"
+    )
