@@ -10,7 +10,7 @@ import pytest
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from kafkakit.admin import admin_client, create_topics_retrying, delete_topics_retrying, topic_ready, wait_healthy
+from kafkakit.admin import admin_from_conf, create_topics_retrying, delete_topics_retrying, topic_ready, wait_healthy
 from tests.integration.lab import Lab
 
 
@@ -38,8 +38,7 @@ def client_conf(lab: Lab) -> dict[str, str]:
 
 def fresh_admin(client_conf: dict[str, str]) -> AdminClient:
     """A new admin client: a client reads its CA bundle once, and the CA rotation test changes it."""
-    conf = dict(client_conf)
-    return admin_client(conf.pop("bootstrap.servers"), conf)
+    return admin_from_conf(client_conf)
 
 
 def wait_until(what: str, check: Callable[[], bool], timeout: float = 120) -> float:
