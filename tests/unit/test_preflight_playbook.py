@@ -36,7 +36,8 @@ def host(inv: Inventory, name: str) -> dict:
     return group(inv, dc)["hosts"][name]
 
 
-def run_preflight(inv: Inventory, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+def run_preflight(inv: Inventory, tmp_path: Path, playbook: str = "preflight.yml") -> subprocess.CompletedProcess[str]:
+    """preflight.yml (or a playbook importing it) against `inv`, whatever its outcome."""
     path = tmp_path / "hosts.yml"
     path.write_text(yaml.safe_dump(inv, sort_keys=False))
     env = {
@@ -47,7 +48,7 @@ def run_preflight(inv: Inventory, tmp_path: Path) -> subprocess.CompletedProcess
     }
     env.pop("ANSIBLE_FORCE_COLOR", None)
     return subprocess.run(
-        [str(ANSIBLE_PLAYBOOK), "-i", str(path), "preflight.yml"],
+        [str(ANSIBLE_PLAYBOOK), "-i", str(path), playbook],
         cwd=ANSIBLE_DIR,
         env=env,
         capture_output=True,
@@ -91,19 +92,7 @@ def test_preflight_imported_from_another_folder_finds_the_role_defaults(good, tm
     )
     inv = copy.deepcopy(good)
     rf_above_brokers(inv)  # a rule that reads a role default (the replication factor's)
-    path = tmp_path / "hosts.yml"
-    path.write_text(yaml.safe_dump(inv, sort_keys=False))
-    env = {**os.environ, "ANSIBLE_CONFIG": "ansible.cfg", "ANSIBLE_NOCOLOR": "1"}
-    env.pop("ANSIBLE_FORCE_COLOR", None)
-    done = subprocess.run(
-        [str(ANSIBLE_PLAYBOOK), "-i", str(path), str(elsewhere / "importer.yml")],
-        cwd=ANSIBLE_DIR,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = run_preflight(inv, tmp_path, str(elsewhere / "importer.yml"))
     assert done.returncode != 0 and "dc2" in str(failure_msg(done.stdout)), done.stdout + done.stderr
     assert "could not locate file" not in done.stdout + done.stderr
 

@@ -43,6 +43,11 @@ def kafkakit_controller_hosts(hosts: list[str], hostvars: Any, controllers: dict
     return [h for h in hosts if controllers.get(str(hostvars[h]["dc"]), -1) == int(hostvars[h].get("broker_id", -2))]
 
 
+def kafkakit_marked_hosts(hosts: list[str], hostvars: Any, marker: str) -> list[str]:
+    """The hosts whose fact `marker` is set and true: those a role marked for the roll."""
+    return [h for h in hosts if hostvars[h].get(marker)]
+
+
 def kafkakit_bootstrap_by_dc(groups: Any, hostvars: Any, port: int) -> dict[str, str]:
     """Each data centre's client bootstrap list, from its brokers' private IPs."""
     by_dc: dict[str, list[str]] = {}
@@ -64,6 +69,7 @@ class FilterModule:
             "kafkakit_preflight_errors": kafkakit_preflight_errors,
             "kafkakit_required_variables": kafkakit_required_variables,
             "kafkakit_controller_hosts": kafkakit_controller_hosts,
+            "kafkakit_marked_hosts": kafkakit_marked_hosts,
             "kafkakit_bootstrap_by_dc": kafkakit_bootstrap_by_dc,
             "kafkakit_asn1_epoch": kafkakit_asn1_epoch,
         }
