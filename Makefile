@@ -12,11 +12,13 @@ role_default = $(shell sed -n 's/^$(2): *//p' roles/$(1)/defaults/main.yml)
 KAFKA_VERSION     ?= $(call role_default,kafka_common,kafka_version)
 # The previous patch release: the upgrade test rolls dc2 from it to KAFKA_VERSION.
 KAFKA_PREVIOUS    ?= 3.9.1
+# KRaft data centres run Kafka 4.x (tests/functional's loopback cluster too).
+KAFKA_KRAFT_VERSION ?= 4.3.1
 ZOOKEEPER_VERSION ?= $(call role_default,zookeeper,zookeeper_version)
 SPARK_VERSION     ?= $(call role_default,spark,spark_version)
 JMX_EXPORTER_VERSION ?= $(call role_default,monitoring,monitoring_jmx_exporter_version)
 ARTIFACTS   := build/artifacts/kafka_2.13-$(KAFKA_VERSION).tgz build/artifacts/apache-zookeeper-$(ZOOKEEPER_VERSION)-bin.tgz \
-               build/artifacts/kafka_2.13-$(KAFKA_PREVIOUS).tgz \
+               build/artifacts/kafka_2.13-$(KAFKA_PREVIOUS).tgz build/artifacts/kafka_2.13-$(KAFKA_KRAFT_VERSION).tgz \
                build/artifacts/spark-$(SPARK_VERSION)-bin-hadoop3.tgz \
                build/artifacts/jmx_prometheus_javaagent-$(JMX_EXPORTER_VERSION).jar
 APT_PACKAGES := podman runc debootstrap openjdk-17-jdk-headless maven kcat e2fsprogs fscrypt prometheus

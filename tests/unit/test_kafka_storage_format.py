@@ -1,0 +1,242 @@
+"""kafka_storage_format: a directory is formatted only when empty, an own format is left alone,
+a foreign or partial one is refused and never touched; the tool's command line (quorum flags,
+--add-scram) and what the module says in check mode. No Kafka needed (the functional test runs
+the real storage tool)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location(
+    "kafka_storage_format", ROOT / "ansible" / "plugins" / "modules" / "kafka_storage_format.py"
+)
+assert _spec and _spec.loader
+fmt = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = fmt  # dataclasses look their module up
+_spec.loader.exec_module(fmt)
+
+CLUSTER = "MkU3OEVBNTcwNTJENDM2Qk"
+OTHER = "OtherClusterIdAAAAAAAA"
+
+
+def write_meta(d: Path, **keys: str) -> Path:
+    d.mkdir(parents=True, exist_ok=True)
+    text = "#\n#Tue Nov 24 05:00:00 UTC 2026\n" + "".join(f"{k}={v}\n" for k, v in keys.items())
+    (d / "meta.properties").write_text(text)
+    return d
+
+
+def own(d: Path, node: int = 101) -> Path:
+    return write_meta(
+        d, **{"cluster.id": CLUSTER, "directory.id": "pbvuBlaTTwKRxS5NLJwRFQ", "node.id": str(node), "version": "1"}
+    )
+
+
+# --- what is formatted, what is refused --------------------------------------------------------
+
+
+def test_missing_and_empty_directories_are_formatted(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    plan = fmt.plan_format([str(tmp_path / "missing"), str(tmp_path / "empty")], CLUSTER, 101)
+    assert plan.to_format == [str(tmp_path / "missing"), str(tmp_path / "empty")]
+    assert plan.formatted == [] and plan.problems == []
+
+
+def test_an_own_format_is_left_alone(tmp_path: Path) -> None:
+    d = own(tmp_path / "meta")
+    (d / "__cluster_metadata-0").mkdir()
+    plan = fmt.plan_format([str(d)], CLUSTER, 101)
+    assert plan.formatted == [str(d)] and plan.to_format == [] and plan.problems == []
+
+
+def test_only_the_new_empty_disk_is_formatted_beside_formatted_ones(tmp_path: Path) -> None:
+    plan = fmt.plan_format([str(own(tmp_path / "a", 1)), str(tmp_path / "b")], CLUSTER, 1)
+    assert plan.to_format == [str(tmp_path / "b")] and plan.formatted == [str(tmp_path / "a")]
+
+
+@pytest.mark.parametrize(
+    ("meta", "message"),
+    [
+        ({"cluster.id": OTHER, "node.id": "101", "version": "1"}, "belongs to another cluster"),
+        ({"cluster.id": CLUSTER, "node.id": "102", "version": "1"}, "belongs to another node"),
+        ({"cluster.id": CLUSTER, "version": "1"}, "incomplete (no node.id)"),
+        ({"node.id": "101", "version": "1"}, "incomplete (no cluster.id)"),
+        ({"cluster.id": CLUSTER, "node.id": "101"}, "incomplete (no version)"),
+        # ZooKeeper mode's meta.properties (version 0, broker.id): a 3.x log dir is not KRaft's.
+        ({"cluster.id": CLUSTER, "node.id": "101", "version": "0"}, "version 0"),
+        ({"cluster.id": CLUSTER, "node.id": "101", "version": "1", "broker.id": "101"}, "unexpected keys"),
+    ],
+    ids=[
+        "foreign-cluster",
+        "other-node",
+        "no-node-id",
+        "no-cluster-id",
+        "no-version",
+        "zookeeper-version",
+        "extra-key",
+    ],
+)
+def test_a_foreign_or_partial_format_is_refused(tmp_path: Path, meta: dict[str, str], message: str) -> None:
+    d = write_meta(tmp_path / "meta", **meta)
+    before = (d / "meta.properties").read_text()
+    plan = fmt.plan_format([str(d)], CLUSTER, 101)
+    assert plan.to_format == [] and len(plan.problems) == 1
+    assert message in plan.problems[0]
+    assert (d / "meta.properties").read_text() == before
+
+
+def test_files_without_meta_properties_are_refused(tmp_path: Path) -> None:
+    d = tmp_path / "data"
+    (d / "orders-0").mkdir(parents=True)
+    plan = fmt.plan_format([str(d)], CLUSTER, 1)
+    assert plan.to_format == [] and "no meta.properties" in plan.problems[0]
+
+
+def test_an_empty_meta_properties_is_refused(tmp_path: Path) -> None:
+    d = tmp_path / "data"
+    d.mkdir()
+    (d / "meta.properties").write_text("")
+    assert "incomplete" in fmt.plan_format([str(d)], CLUSTER, 1).problems[0]
+
+
+def test_the_node_directories_come_from_the_config() -> None:
+    config = fmt.read_properties("log.dirs=/d1, /d2\nmetadata.log.dir=/meta\n# log.dir=/x\n")
+    assert fmt.node_dirs(config) == ["/d1", "/d2", "/meta"]
+    assert fmt.node_dirs({"log.dir": "/only"}) == ["/only"]
+    with pytest.raises(fmt.FormatError):
+        fmt.node_dirs({})
+
+
+# --- the command line ----------------------------------------------------------------------------
+
+
+def params(**over: object) -> dict:
+    base = {
+        "config": "/etc/kafka/controller.properties",
+        "cluster_id": CLUSTER,
+        "node_id": None,
+        "kafka_home": "/opt/kafka",
+        "java": "/usr/bin/java",
+        "java_opts": ["-Xmx256m"],
+        "quorum": "no_initial_controllers",
+        "initial_controllers": None,
+        "scram_users": [],
+        "release_version": None,
+    }
+    return {**base, **over}
+
+
+def test_the_command_runs_kafkas_storage_tool_with_the_quorum_flags() -> None:
+    cmd = fmt.storage_command(params(quorum="initial_controllers", initial_controllers="101@a:9094:x"), False)
+    assert cmd[:4] == ["/usr/bin/java", "-Xmx256m", "-cp", "/opt/kafka/libs/*"]
+    assert cmd[4:] == [
+        "kafka.tools.StorageTool", "format", "--config", "/etc/kafka/controller.properties",
+        "--cluster-id", CLUSTER, "--initial-controllers", "101@a:9094:x",
+    ]  # fmt: skip
+    assert "--no-initial-controllers" in fmt.storage_command(params(), False)
+    assert "--standalone" in fmt.storage_command(params(quorum="standalone"), False)
+    assert fmt.storage_command(params(release_version="4.3-IV0"), True)[-3:] == [
+        "--release-version",
+        "4.3-IV0",
+        "--ignore-formatted",
+    ]
+
+
+def test_scram_users_become_add_scram_arguments() -> None:
+    users = [{"name": "admin", "password": "s3cret", "mechanism": "SCRAM-SHA-512", "iterations": 8192}]
+    cmd = fmt.storage_command(params(scram_users=users), False)
+    assert cmd[cmd.index("--add-scram") + 1] == "SCRAM-SHA-512=[name=admin,password=s3cret,iterations=8192]"
+
+
+@pytest.mark.parametrize("password", ["a,b", "a]b", 'a"b', "a b", ""])
+def test_a_password_the_tool_cannot_carry_is_refused_without_showing_it(password: str) -> None:
+    with pytest.raises(fmt.FormatError) as err:
+        fmt.scram_argument({"name": "admin", "password": password})
+    assert password == "" or password not in str(err.value)
+
+
+def test_parameter_checks() -> None:
+    config = {"node.id": "101", "process.roles": "controller"}
+    assert fmt.check_params(params(quorum="standalone"), config) == 101
+    with pytest.raises(fmt.FormatError, match="expected 102"):
+        fmt.check_params(params(node_id=102), config)
+    with pytest.raises(fmt.FormatError, match="not a Kafka cluster id"):
+        fmt.check_params(params(cluster_id="short"), config)
+    with pytest.raises(fmt.FormatError, match="for controllers"):
+        fmt.check_params(params(quorum="standalone"), {"node.id": "1", "process.roles": "broker"})
+    with pytest.raises(fmt.FormatError, match="needs initial_controllers"):
+        fmt.check_params(params(quorum="initial_controllers"), config)
+
+
+# --- the module as Ansible runs it (idempotence, refusal, check mode) ---------------------------
+
+
+def run_module(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, args: dict) -> dict:
+    from ansible.module_utils import basic
+    from ansible.module_utils.common.text.converters import to_bytes
+
+    monkeypatch.setattr(basic, "_ANSIBLE_ARGS", to_bytes(json.dumps({"ANSIBLE_MODULE_ARGS": args})))
+    monkeypatch.setattr(basic, "_ANSIBLE_PROFILE", "legacy", raising=False)
+    with pytest.raises(SystemExit):
+        fmt.main()
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.fixture
+def controller(tmp_path: Path) -> Path:
+    conf = tmp_path / "controller.properties"
+    conf.write_text(
+        f"process.roles=controller\nnode.id=101\nmetadata.log.dir={tmp_path / 'meta'}\nlog.dirs={tmp_path / 'meta'}\n"
+    )
+    return conf
+
+
+def module_args(conf: Path, **over: object) -> dict:
+    return {
+        "config": str(conf),
+        "cluster_id": CLUSTER,
+        "kafka_home": "/nonexistent",
+        "quorum": "no_initial_controllers",
+        **over,
+    }
+
+
+def test_module_leaves_an_own_format_unchanged_without_running_the_tool(monkeypatch, capsys, controller) -> None:
+    own(controller.parent / "meta")
+    monkeypatch.setattr(fmt.subprocess, "run", lambda *a, **k: pytest.fail("the tool must not run"))
+    out = run_module(monkeypatch, capsys, module_args(controller))
+    assert out["changed"] is False and out.get("failed") is not True
+    assert out["already_formatted"] == [str(controller.parent / "meta")]
+
+
+def test_module_refuses_a_foreign_cluster(monkeypatch, capsys, controller) -> None:
+    write_meta(controller.parent / "meta", **{"cluster.id": OTHER, "node.id": "101", "version": "1"})
+    monkeypatch.setattr(fmt.subprocess, "run", lambda *a, **k: pytest.fail("the tool must not run"))
+    out = run_module(monkeypatch, capsys, module_args(controller))
+    assert out["failed"] is True and "another cluster" in out["msg"] and OTHER in out["msg"]
+
+
+def test_module_in_check_mode_reports_and_formats_nothing(monkeypatch, capsys, controller) -> None:
+    monkeypatch.setattr(fmt.subprocess, "run", lambda *a, **k: pytest.fail("the tool must not run"))
+    args = module_args(controller, _ansible_check_mode=True, scram_users=[{"name": "admin", "password": "Pw123"}])
+    out = run_module(monkeypatch, capsys, args)
+    assert out["changed"] is True and out["formatted"] == [str(controller.parent / "meta")]
+    assert not (controller.parent / "meta").exists()
+    assert "Pw123" not in json.dumps(out)
+
+
+def test_module_never_shows_the_scram_password_when_the_tool_fails(monkeypatch, capsys, controller) -> None:
+    class Failed:
+        returncode = 1
+        stdout = ""
+        stderr = "bad SCRAM-SHA-512=[name=admin,password=Pw123]"
+
+    monkeypatch.setattr(fmt.subprocess, "run", lambda *a, **k: Failed())
+    out = run_module(monkeypatch, capsys, module_args(controller, scram_users=[{"name": "admin", "password": "Pw123"}]))
+    assert out["failed"] is True and "Pw123" not in json.dumps(out)

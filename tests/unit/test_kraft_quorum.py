@@ -1,0 +1,71 @@
+"""kafkakit.kraft: the quorum's health from kafka-metadata-quorum's --status and --replication."""
+# ruff: noqa: E501 - the tool's output, as it prints it
+
+from __future__ import annotations
+
+import pytest
+
+from kafkakit.kraft import initial_voters, parse_replication, parse_status, quorum_health
+
+STATUS = """ClusterId:              MkU3OEVBNTcwNTJENDM2Qk
+LeaderId:               102
+LeaderEpoch:            3
+HighWatermark:          420
+MaxFollowerLag:         0
+MaxFollowerLagTimeMs:   0
+CurrentVoters:          [{"id": 101, "directoryId": "a", "endpoints": ["CONTROLLER://127.0.0.11:19094"]}, {"id": 102, "directoryId": "b", "endpoints": ["CONTROLLER://127.0.0.12:19094"]}, {"id": 103, "directoryId": "c", "endpoints": ["CONTROLLER://127.0.0.13:19094"]}]
+CurrentObservers:       [{"id": 1, "directoryId": "d"}]
+"""
+REPLICATION = """NodeId  DirectoryId             LogEndOffset    Lag     LastFetchTimestamp      LastCaughtUpTimestamp   Status
+102     bbbbbbbbbbbbbbbbbbbbbb  420             0       1795496691860           1795496691860           Leader
+101     aaaaaaaaaaaaaaaaaaaaaa  420             0       1795496691800           1795496691800           Follower
+103     cccccccccccccccccccccc  {offset}        {lag}   1795496691800           1795496691800           Follower
+1       dddddddddddddddddddddd  420             0       1795496691800           1795496691800           Observer
+"""
+
+
+def replication(lag: int = 0) -> str:
+    return REPLICATION.format(offset=420 - lag, lag=lag)
+
+
+def test_parse_status_and_replication() -> None:
+    status = parse_status(STATUS)
+    assert status["LeaderId"] == "102" and len(status["CurrentVoters"]) == 3  # type: ignore[arg-type]
+    rows = parse_replication(replication())
+    assert [(r.node_id, r.status) for r in rows] == [
+        (102, "Leader"),
+        (101, "Follower"),
+        (103, "Follower"),
+        (1, "Observer"),
+    ]
+
+
+def test_a_whole_caught_up_quorum_is_healthy() -> None:
+    health = quorum_health(STATUS, replication(), [101, 102, 103], max_lag=20)
+    assert health.problems == [] and health.leader == 102
+    assert health.voters == [101, 102, 103] and health.observers == [1]
+
+
+def test_a_voter_behind_is_reported() -> None:
+    health = quorum_health(STATUS, replication(lag=500), [101, 102, 103], max_lag=20)
+    assert health.lagging == [103] and "voters [103]" in health.problems[0]
+
+
+def test_no_leader_and_a_missing_voter_are_reported() -> None:
+    status = STATUS.replace("LeaderId:               102", "LeaderId:               -1")
+    health = quorum_health(status, replication(), [101, 102, 103, 104], max_lag=20)
+    assert "no quorum leader" in health.problems
+    assert any("[104] are not voters" in p for p in health.problems)
+
+
+def test_no_output_is_unhealthy() -> None:
+    assert quorum_health("", "", [101], 0).problems[0] == "no quorum leader"
+
+
+def test_initial_voters() -> None:
+    assert initial_voters([(101, "10.0.0.1"), (102, "10.0.0.2")], 9094, ["x", "y"]) == [
+        "101@10.0.0.1:9094:x",
+        "102@10.0.0.2:9094:y",
+    ]
+    with pytest.raises(ValueError):
+        initial_voters([(101, "10.0.0.1")], 9094, [""])
