@@ -12,7 +12,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafkakit.topology import MIN_CONTROLLERS, Cluster, Node, Topic, Topology
+from kafkakit.access_rules import acl_principal_errors
+from kafkakit.broker_properties import extra_property_errors
+from kafkakit.host_rules import data_dir_errors, node_id_errors, private_ip_errors
+from kafkakit.inventory_values import is_blank, whole_number
+from kafkakit.topic_rules import topic_errors
+from kafkakit.topology import MIN_CONTROLLERS, Cluster, Node, Topic, Topology, validate
 
 COMPONENT_GROUPS = (
     "zookeeper",
@@ -179,23 +184,37 @@ class InventoryVariable:
     # False: the roles cope without it (spark_auth_secret is generated when empty).
     required: bool = True
     note: str = ""
+    # The groups whose hosts' plays read it: the preflight checks it on each of their hosts.
+    used_by: tuple[str, ...] = ("kafka_broker",)
 
 
-# The one list of the secrets (and the controller path) the roles need. ansible/preflight.yml reads
-# it through the kafkakit_required_variables filter; docs/variables.md lists it; a unit test checks
+# The hosts kafka_pki issues certificates to (site.yml): each signing reads the CA's variables.
+_PKI_HOSTS = ("zookeeper", "kafka_controller", "kafka_broker", "mirrormaker", "monitoring")
+# The one list of the secrets (and the controller path) the roles need. ansible/preflight.yml checks
+# it through the kafkakit_missing_variables filter; docs/variables.md lists it; a unit test checks
 # that the roles' argument specs mark exactly these secrets no_log and that the lab sets them.
 INVENTORY_VARIABLES: tuple[InventoryVariable, ...] = (
     InventoryVariable("kafka_admin_password"),
     InventoryVariable("kafka_keystore_password"),
-    InventoryVariable("kafka_zookeeper_password"),
-    InventoryVariable("zookeeper_keystore_password"),
-    InventoryVariable("kafka_pki_ca_passphrase"),
-    InventoryVariable("kafka_pki_ca_dir", secret=False),
-    InventoryVariable("kafka_mirrormaker_password", "mirrormaker"),
-    InventoryVariable("kafka_spark_password", "spark_master"),
-    InventoryVariable("kafka_monitoring_password", "monitoring"),
-    InventoryVariable("monitoring_scrape_password", "monitoring"),
-    InventoryVariable("spark_auth_secret", "spark_master", required=False, note="empty: made on the master"),
+    InventoryVariable("kafka_zookeeper_password", used_by=("kafka_broker", "zookeeper")),
+    InventoryVariable("zookeeper_keystore_password", used_by=("zookeeper",)),
+    InventoryVariable("kafka_pki_ca_passphrase", used_by=_PKI_HOSTS),
+    InventoryVariable("kafka_pki_ca_dir", secret=False, used_by=_PKI_HOSTS),
+    # kafka_access creates the service users from the brokers' vars, so the brokers need them too.
+    InventoryVariable("kafka_mirrormaker_password", "mirrormaker", used_by=("mirrormaker", "kafka_broker")),
+    InventoryVariable("kafka_spark_password", "spark_master", used_by=("spark_master", "spark_worker", "kafka_broker")),
+    InventoryVariable("kafka_monitoring_password", "monitoring", used_by=("monitoring", "kafka_broker")),
+    # The JMX agents on the scraped hosts check it.
+    InventoryVariable(
+        "monitoring_scrape_password", "monitoring", used_by=("monitoring", "kafka_broker", "zookeeper", "mirrormaker")
+    ),
+    InventoryVariable(
+        "spark_auth_secret",
+        "spark_master",
+        required=False,
+        note="empty: made on the master",
+        used_by=("spark_master", "spark_worker"),
+    ),
 )
 SECRETS: tuple[str, ...] = tuple(v.name for v in INVENTORY_VARIABLES if v.secret)
 
@@ -208,6 +227,46 @@ def required_variables(groups: Mapping[str, Iterable[str]]) -> list[str]:
         for v in INVENTORY_VARIABLES
         if v.required and (v.needed_with == "all" or list(groups.get(v.needed_with) or []))
     ]
+
+
+def _read(hostvars: Mapping[str, Mapping], host: str, name: str) -> tuple[Any, str | None]:
+    """A host's variable, templated (Ansible's hostvars are lazy), or why it could not be."""
+    try:
+        return hostvars.get(host, {}).get(name), None
+    except Exception as exc:  # an undefined variable inside it, a vault it cannot open, ...
+        return None, f"{type(exc).__name__}: {exc}"
+
+
+def missing_variables(groups: Mapping[str, Iterable[str]], hostvars: Mapping[str, Mapping]) -> list[str]:
+    """The required INVENTORY_VARIABLES that are unset or empty on a host whose plays read them:
+    one message for those no host has, one per variable some hosts lack (naming them)."""
+    nowhere: list[str] = []
+    errors: list[str] = []
+    for v in required_variables(groups):
+        spec = next(x for x in INVENTORY_VARIABLES if x.name == v)
+        hosts = list(dict.fromkeys(h for g in spec.used_by for h in groups.get(g) or []))
+        lacking, unreadable = [], []
+        for h in hosts:
+            value, problem = _read(hostvars, h, v)
+            if problem:
+                unreadable.append(f"{v} cannot be read on host {h} ({problem})")
+            elif is_blank(value):
+                lacking.append(h)
+        errors += unreadable
+        if hosts and len(lacking) == len(hosts):
+            nowhere.append(v)
+        elif lacking:
+            errors.append(
+                f"{v} is missing or empty on host(s) {lacking}; every host of {list(spec.used_by)} needs it "
+                "(set it in group_vars/all, ansible-vault)"
+            )
+    if nowhere:
+        errors.insert(
+            0,
+            f"missing or empty variable(s) {nowhere}: put the secrets in an ansible-vault file of the "
+            'inventory (README, "Secrets") and kafka_pki_ca_dir in its group_vars',
+        )
+    return errors
 
 
 def _zookeeper_settings(members: list[str], zks: list[str], hostvars: Mapping[str, Mapping]) -> list[str]:
@@ -262,16 +321,97 @@ def missing_hostvars(groups: Mapping[str, list[str]], hostvars: Mapping[str, Map
     return errors
 
 
+# The Kafka release line of a DC that declares no kafka_version (kafkakit.topology: ZooKeeper mode
+# runs 3.x, KRaft 4.x), for its topic configs.
+ZOOKEEPER_LINE, KRAFT_LINE = "3.9", "4.0"
+# Settings kafkakit.topology reads as numbers, and the least each may be (None: any number).
+INTEGER_SETTINGS: dict[str, int | None] = {
+    "kafka_default_replication_factor": 1,
+    "kafka_min_insync_replicas": None,  # below 1: kafkakit.topology says why
+    "kafka_offsets_topic_replication_factor": 1,
+    "kafka_transaction_state_log_replication_factor": 1,
+    "kafka_transaction_state_log_min_isr": 1,
+    "kafka_share_coordinator_state_topic_replication_factor": 1,
+    "zookeeper_min_ensemble": None,
+    "kafka_min_controllers": None,
+}
+
+
+def _first(hostvars: Mapping[str, Mapping], hosts: list[str], key: str, defaults: Mapping[str, Any]) -> Any:
+    """A DC setting as topology_from_inventory reads it: the first host that sets it, else the default."""
+    for h in hosts:
+        if key in hostvars.get(h, {}):
+            return hostvars[h][key]
+    return defaults.get(key)
+
+
+def integer_setting_errors(
+    groups: Mapping[str, list[str]], hostvars: Mapping[str, Mapping], defaults: Mapping[str, Any]
+) -> list[str]:
+    """A message per numeric setting (INTEGER_SETTINGS) that is no whole number or is too small."""
+    errors = []
+    for key, least in INTEGER_SETTINGS.items():
+        # value (by its repr, so one message covers a group variable) -> the hosts that set it
+        where: dict[str, tuple[Any, list[str]]] = {}
+        for h in groups.get("all", []):
+            if key in hostvars.get(h, {}):
+                value = hostvars[h][key]
+                where.setdefault(repr(value), (value, []))[1].append(h)
+        if not where and defaults.get(key) is not None:
+            where[repr(defaults[key])] = (defaults[key], ["the role default"])
+        for shown, (value, hosts) in where.items():
+            number = whole_number(value)
+            if number is None:
+                errors.append(f"{key}={shown} on {hosts} is not a whole number")
+            elif least is not None and number < least:
+                errors.append(f"{key}={number} on {hosts} must be at least {least}")
+    return errors
+
+
+def input_errors(
+    groups: Mapping[str, list[str]], hostvars: Mapping[str, Mapping], defaults: Mapping[str, Any]
+) -> list[str]:
+    """Everything wrong with the inventory's values as typed (kafkakit.host_rules, topic_rules,
+    access_rules, broker_properties): what a role would choke on, or apply and regret."""
+    everyone = list(groups.get("all", []))
+    brokers_all = list(groups.get("kafka_broker", []))
+    errors = node_id_errors(groups, hostvars) + private_ip_errors(everyone, hostvars)
+    errors += integer_setting_errors(groups, hostvars, defaults)
+    errors += data_dir_errors(brokers_all, hostvars, defaults)
+    errors += extra_property_errors({h: hostvars.get(h, {}).get("kafka_extra_properties") for h in brokers_all})
+    for dc in data_centres(groups, hostvars):
+        brokers = _dc_hosts(groups, dc, "kafka_broker")
+        if not brokers:
+            continue
+        # Topic configs of the DC's release: the declared one, else the line its mode runs.
+        version = _first(hostvars, brokers, "kafka_version", defaults)
+        mode = _first(hostvars, groups.get(dc, []), "kafka_metadata_mode", defaults)
+        line = str(version) if version is not None else KRAFT_LINE if mode == "kraft" else ZOOKEEPER_LINE
+        topics = _first(hostvars, brokers, "kafka_topics", defaults)
+        errors += topic_errors(dc, [] if topics is None else topics, line)
+        service_users = ("kafka_admin_user", "kafka_mirrormaker_user", "kafka_spark_user", "kafka_monitoring_user")
+        known = [str(u) for key in service_users if (u := _first(hostvars, brokers, key, defaults))]
+        errors += acl_principal_errors(
+            dc,
+            _first(hostvars, brokers, "kafka_acls", defaults),
+            _first(hostvars, brokers, "kafka_users", defaults),
+            known + brokers,  # a broker's principal is its certificate's CN, its inventory name
+        )
+    return errors
+
+
 def preflight_errors(
     groups: Mapping[str, list[str]], hostvars: Mapping[str, Mapping], defaults: Mapping[str, Any]
 ) -> list[str]:
-    """Everything the preflight refuses: missing variables first, then the topology rules."""
-    from kafkakit.topology import validate
-
+    """Everything the preflight refuses: missing variables first, then values that are wrong as
+    typed, then the topology rules (read from values known to be well formed)."""
     missing = missing_hostvars(groups, hostvars)
     if missing:
         return missing
     mixed = mixed_metadata_modes(groups, hostvars)
     if mixed:
         return mixed
+    wrong = input_errors(groups, hostvars, defaults)
+    if wrong:
+        return wrong
     return validate(topology_from_inventory(groups, hostvars, defaults))

@@ -5,10 +5,10 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
 
 @dataclass
@@ -25,6 +25,7 @@ class ProduceReport:
     acked: list[Delivery] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     longest_gap_s: float = 0.0
+    aborted: int = 0  # transactions aborted and sent again (produce_transactions only)
 
 
 def durable_producer(conf: dict[str, str], **extra: str) -> Producer:
@@ -83,6 +84,84 @@ def produce_sequence(
     return report
 
 
+def produce_transactions(
+    conf: dict[str, str],
+    topic: str,
+    count: int,
+    keys: Iterable[str] = ("k0",),
+    rate_per_s: float = 200,
+    report: ProduceReport | None = None,
+    stop: threading.Event | None = None,
+    window_s: float = 0.1,
+) -> ProduceReport:
+    """Send up to `count` messages 'key:seq' in short transactions (one per `window_s`); a message
+    is acknowledged when its transaction commits. An aborted transaction is sent again with the
+    same values and counted in `report.aborted`. Why transactions: the idempotent producer alone
+    can store a value twice when a leader change makes librdkafka bump its epoch
+    (confluentinc/librdkafka#4953); read_committed readers see each committed value once."""
+    keys = list(keys)
+    report = report if report is not None else ProduceReport()
+    producer = durable_producer(
+        conf, **{"transactional.id": f"kafkakit-test-{uuid.uuid4().hex[:8]}", "transaction.timeout.ms": "60000"}
+    )
+    _retrying(lambda: producer.init_transactions(30), "init_transactions")
+    start = last_ok = time.monotonic()
+    seq = 0
+    try:
+        while seq < count and not (stop is not None and stop.is_set()):
+            batch: list[tuple[str, int]] = []
+            window_end = time.monotonic() + window_s
+            while seq < count and time.monotonic() < window_end:
+                batch.append((keys[seq % len(keys)], seq))
+                seq += 1
+                # Pace the load so a fault lands in the middle of it.
+                ahead = start + seq / rate_per_s - time.monotonic()
+                if ahead > 0:
+                    time.sleep(ahead)
+            report.sent += len(batch)
+            while not _commit(producer, topic, batch):
+                report.aborted += 1
+            now = time.monotonic()
+            report.longest_gap_s = max(report.longest_gap_s, now - last_ok)
+            last_ok = now
+            report.acked.extend(Delivery(key, s, -1, -1) for key, s in batch)
+    except KafkaException as e:  # fatal: the rest can never be committed
+        report.failed.append(str(e.args[0]))
+    return report
+
+
+def _commit(producer: Producer, topic: str, batch: list[tuple[str, int]]) -> bool:
+    """One transaction holding `batch`: True once committed, False when it had to be aborted."""
+    try:
+        producer.begin_transaction()
+        for key, seq in batch:
+            while True:
+                try:
+                    producer.produce(topic, key=key, value=f"{key}:{seq}")
+                    break
+                except BufferError:
+                    producer.poll(0.1)
+        _retrying(lambda: producer.commit_transaction(60), "commit_transaction")
+        return True
+    except KafkaException as e:
+        if not e.args[0].txn_requires_abort():
+            raise
+    _retrying(lambda: producer.abort_transaction(60), "abort_transaction")
+    return False
+
+
+def _retrying(call: Callable[[], None], what: str, attempts: int = 10) -> None:
+    """Repeat `call` while it fails with a retriable error (a coordinator moving in a roll)."""
+    for attempt in range(attempts):
+        try:
+            call()
+            return
+        except KafkaException as e:
+            if not e.args[0].retriable() or attempt == attempts - 1:
+                raise
+    raise AssertionError(f"{what} did not succeed")
+
+
 def consumer(conf: dict[str, str], group: str | None = None, **extra: str) -> Consumer:
     return Consumer(
         {
@@ -116,8 +195,9 @@ def consume(c: Consumer, expected: int, timeout: float = 60.0, distinct: bool = 
 
 def read_all(conf: dict[str, str], topic: str, expected: int, timeout: float = 60.0) -> list[Message]:
     """Every message of `topic` from the beginning, by an independent consumer: until `expected`
-    distinct values were read, so a duplicate never stands in for a message not yet read."""
-    c = consumer(conf)
+    distinct values were read, so a duplicate never stands in for a message not yet read. What an
+    aborted transaction wrote is not a message: read_committed, said rather than left to the default."""
+    c = consumer(conf, **{"isolation.level": "read_committed"})
     c.subscribe([topic])
     try:
         return consume(c, expected, timeout, distinct=True)

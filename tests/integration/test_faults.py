@@ -1,9 +1,10 @@
 """Fault injection with zero-loss accounting, after Kafka's own replication system tests.
 
-Each scenario (tests/integration/faults.py): an idempotent acks=all producer writes
-sequence-numbered messages at a steady rate while the fault happens; afterwards an independent
-consumer reads the topic back. Reported: sent, acknowledged, failed, lost (acknowledged but never
-read: must be 0), duplicated (must be 0), and the longest window without a successful send.
+Each scenario (tests/integration/faults.py): a transactional acks=all producer writes
+sequence-numbered messages at a steady rate, a short transaction at a time, while the fault
+happens; afterwards an independent read_committed consumer reads the topic back. Reported: sent,
+committed, failed, lost (committed but never read: must be 0), duplicated (must be 0), the
+transactions aborted and sent again, and the longest window without a commit.
 `pytest -m faults -s` runs the suite alone and prints the table.
 """
 
@@ -135,7 +136,7 @@ def test_a_stopped_and_started_broker_host(lab, client_conf, healthy_after):
 
 def test_the_rolling_restart(lab, client_conf, healthy_after):
     """ops/rolling-restart.yml under load: every dc1 broker restarted exactly once, the controller
-    (as it was before the roll) last; no failed send, nothing lost, nothing written twice."""
+    (as it was before the roll) last; no failed send, nothing lost, nothing stored twice."""
     roll: dict = {}
 
     def read_controller() -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -166,7 +167,77 @@ def mirrormaker_password_missing(inv: Inventory) -> None:
     inv["all"]["vars"]["mirrormaker_flows"] = [FLOW]
 
 
+def topic_config_typo(inv: Inventory) -> None:
+    group(inv, "dc1")["vars"]["kafka_topics"][0]["configs"] = {"retention.msx": "1000"}
+
+
+def broker_id_not_a_number(inv: Inventory) -> None:
+    host(inv, "dc1-kafka2")["broker_id"] = "two"
+
+
+def extra_property_overrides_min_isr(inv: Inventory) -> None:
+    group(inv, "dc2")["vars"]["kafka_extra_properties"] = {"min.insync.replicas": 1}
+
+
+def data_dir_outside_the_volume(inv: Inventory) -> None:
+    host(inv, "dc1-kafka1")["kafka_data_dirs"] = ["/data/kafka"]
+
+
+def acl_for_an_undeclared_user(inv: Inventory) -> None:
+    group(inv, "dc1")["vars"]["kafka_acls"] = [
+        {"principal": "User:orders-writer", "resource_type": "topic", "name": "orders", "operations": ["write"]}
+    ]
+
+
+def secret_empty_on_one_host(inv: Inventory) -> None:
+    host(inv, "dc2-kafka2")["kafka_keystore_password"] = ""
+
+
+def offsets_rf_above_dc2_brokers(inv: Inventory) -> None:
+    group(inv, "dc2")["vars"]["kafka_offsets_topic_replication_factor"] = 3
+
+
 BROKEN = {
+    "topic-config-typo": (
+        topic_config_typo,
+        ["dc1: topic orders: 'retention.msx' is not a topic config of Kafka 3.x (did you mean 'retention.ms'?)"],
+    ),
+    "broker-id-not-a-number": (broker_id_not_a_number, ["host dc1-kafka2: broker_id='two' is not a whole number"]),
+    "extra-property-overrides-min-isr": (
+        extra_property_overrides_min_isr,
+        [
+            "kafka_extra_properties of ['dc2-kafka1', 'dc2-kafka2'] overrides min.insync.replicas: "
+            "set kafka_min_insync_replicas instead"
+        ],
+    ),
+    "data-dir-outside-the-volume": (
+        data_dir_outside_the_volume,
+        [
+            "host(s) ['dc1-kafka1']: kafka_data_dirs entry '/data/kafka' is outside the encrypted data volume "
+            "['/var/lib/kafka', '/srv/kafkakit/kafka']; put the data directories under one of them (roles/storage)"
+        ],
+    ),
+    "acl-for-an-undeclared-user": (
+        acl_for_an_undeclared_user,
+        [
+            "dc1: kafka_acls[0] is for User:orders-writer, which no declared user has; add orders-writer to "
+            "kafka_users or fix the principal (declared: [])"
+        ],
+    ),
+    "secret-empty-on-one-host": (
+        secret_empty_on_one_host,
+        [
+            "kafka_keystore_password is missing or empty on host(s) ['dc2-kafka2']; every host of ['kafka_broker'] "
+            "needs it (set it in group_vars/all, ansible-vault)"
+        ],
+    ),
+    "offsets-rf-above-brokers": (
+        offsets_rf_above_dc2_brokers,
+        [
+            "dc2: offsets.topic.replication.factor=3 is above the broker count 2; "
+            "Kafka could not create __consumer_offsets"
+        ],
+    ),
     "flow-without-mirrormaker-host": (
         flow_without_mirrormaker_host,
         ["mirrormaker_flows[0] (dc1->dc2): dc2 has no mirrormaker host to run the flow (pull model)"],
@@ -177,8 +248,10 @@ BROKEN = {
     ),
     "mirrormaker-password-missing": (
         mirrormaker_password_missing,
-        "missing variable(s) ['kafka_mirrormaker_password']: put the secrets in an ansible-vault file of the "
-        'inventory (README, "Secrets") and kafka_pki_ca_dir in its group_vars',
+        [
+            "missing or empty variable(s) ['kafka_mirrormaker_password']: put the secrets in an ansible-vault file "
+            'of the inventory (README, "Secrets") and kafka_pki_ca_dir in its group_vars'
+        ],
     ),
     "even-ensemble": (
         add_even_zookeeper,
@@ -216,8 +289,10 @@ BROKEN = {
     ),
     "missing-secret": (
         admin_password_missing,
-        "missing variable(s) ['kafka_admin_password']: put the secrets in an ansible-vault file of the "
-        'inventory (README, "Secrets") and kafka_pki_ca_dir in its group_vars',
+        [
+            "missing or empty variable(s) ['kafka_admin_password']: put the secrets in an ansible-vault file of "
+            'the inventory (README, "Secrets") and kafka_pki_ca_dir in its group_vars'
+        ],
     ),
     "no-brokers": (
         no_brokers,
@@ -317,3 +392,69 @@ def test_broken_kraft_inventory_is_refused_with_its_message(case, good, tmp_path
     done = run_preflight(inv, tmp_path)
     assert done.returncode != 0, done.stdout
     assert failure_msg(done.stdout) == expected, done.stdout
+
+
+# --- the lab's own inventory passes; a refused inventory stops site.yml before any host -------------
+
+
+def run_playbook(inventory: Path, playbook: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "ANSIBLE_CONFIG": "ansible.cfg",
+        "ANSIBLE_NOCOLOR": "1",
+        "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-tmp"),
+    }
+    env.pop("ANSIBLE_FORCE_COLOR", None)
+    return subprocess.run(
+        [str(ANSIBLE_PLAYBOOK), "-i", str(inventory), playbook],
+        cwd=ANSIBLE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+
+
+def test_the_lab_inventory_with_its_group_vars_passes(tmp_path):
+    # The lab's hosts (lab-config.yml, as lab-up.yml writes them) beside a copy of its real
+    # group_vars: its topics, users, ACLs and generated secrets pass every input rule. The copy
+    # sits two levels down so the generated secrets land in tmp_path/build, not the checkout's.
+    from kafkakit.inventory import HostRecord, build_inventory
+
+    config = yaml.safe_load((ANSIBLE_DIR / "lab" / "lab-config.yml").read_text())
+    records = [
+        HostRecord(
+            h["name"],
+            h["dc"],
+            h["rack"],
+            h["ip"],
+            tuple(h["roles"]),
+            broker_id=h.get("broker_id"),
+            zookeeper_id=h.get("zookeeper_id"),
+        )
+        for h in config["lab_hosts"]
+    ]
+    inventory = tmp_path / "inventories" / "local"
+    shutil.copytree(REPO / "inventories" / "local" / "group_vars", inventory / "group_vars")
+    (inventory / "hosts.yml").write_text(yaml.safe_dump(build_inventory(records), sort_keys=False))
+    done = run_playbook(inventory, "preflight.yml", tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "failed=0" in done.stdout
+    assert sorted(p.name for p in (tmp_path / "build" / "lab" / "secrets").iterdir())  # lookups ran there
+
+
+def test_a_refused_inventory_stops_site_yml_before_any_host(good, tmp_path):
+    inv = copy.deepcopy(good)
+    topic_config_typo(inv)
+    # Should a later play start anyway, it could only reach a closed port on loopback.
+    inv["all"]["vars"].update(ansible_host="127.0.0.1", ansible_port=1, ansible_connection="ssh")
+    path = tmp_path / "hosts.yml"
+    path.write_text(yaml.safe_dump(inv, sort_keys=False))
+    done = run_playbook(path, "site.yml", tmp_path)
+    assert done.returncode != 0
+    assert "retention.msx" in str(failure_msg(done.stdout))
+    plays = [line for line in done.stdout.splitlines() if line.startswith("PLAY [")]
+    assert plays == ["PLAY [Preflight checks] " + "*" * (len(plays[0]) - len("PLAY [Preflight checks] "))], plays
+    recap = done.stdout.split("PLAY RECAP", 1)[1]
+    assert "localhost" in recap and "dc1-kafka1" not in recap

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from kafkakit.inventory import HostRecord, build_inventory, preflight_errors, required_variables
+from kafkakit.inventory import HostRecord, build_inventory, missing_variables, preflight_errors
 
 
 def kafkakit_lab_inventory(lab_hosts: list[dict], all_vars: dict | None = None) -> dict:
@@ -33,9 +33,10 @@ def kafkakit_preflight_errors(groups: Any, hostvars: Any, defaults: dict) -> lis
     return preflight_errors(plain_groups, lazy_hostvars, defaults)
 
 
-def kafkakit_required_variables(groups: Any) -> list[str]:
-    """The secrets and controller paths this inventory must set (kafkakit.inventory.INVENTORY_VARIABLES)."""
-    return required_variables({k: list(v) for k, v in dict(groups).items()})
+def kafkakit_missing_variables(groups: Any, hostvars: Any) -> list[str]:
+    """One message per required variable unset or empty on a host that reads it (empty: all set)."""
+    plain_groups = {k: list(v) for k, v in dict(groups).items()}
+    return missing_variables(plain_groups, {h: hostvars[h] for h in plain_groups.get("all", [])})
 
 
 def kafkakit_controller_hosts(hosts: list[str], hostvars: Any, controllers: dict[str, int]) -> list[str]:
@@ -67,7 +68,7 @@ class FilterModule:
         return {
             "kafkakit_lab_inventory": kafkakit_lab_inventory,
             "kafkakit_preflight_errors": kafkakit_preflight_errors,
-            "kafkakit_required_variables": kafkakit_required_variables,
+            "kafkakit_missing_variables": kafkakit_missing_variables,
             "kafkakit_controller_hosts": kafkakit_controller_hosts,
             "kafkakit_marked_hosts": kafkakit_marked_hosts,
             "kafkakit_bootstrap_by_dc": kafkakit_bootstrap_by_dc,

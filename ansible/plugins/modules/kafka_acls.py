@@ -39,7 +39,12 @@ options:
         description: 'Operations, e.g. C([read, describe]); C(describe_configs) and C(DescribeConfigs) both work.'
       permission: {type: str, default: allow, choices: [allow, deny], description: Allow or deny.}
       host: {type: str, default: '*', description: Client host the binding applies to.}
-  exclusive: {type: bool, default: true, description: Remove bindings that are not declared.}
+  exclusive:
+    type: bool
+    default: false
+    description:
+      - Remove bindings that are not declared (except the protected ones). Off by default, so a first
+        run against an existing cluster adds and never removes; I(removed) lists what it removed.
   protected_principals:
     type: list
     elements: str
@@ -80,7 +85,7 @@ def main() -> None:
             "bootstrap_servers": {"type": "str", "required": True},
             "client_config": {"type": "dict", "default": {}, "no_log": True},
             "acls": {"type": "list", "elements": "dict", "default": [], "options": ACL_OPTIONS},
-            "exclusive": {"type": "bool", "default": True},
+            "exclusive": {"type": "bool", "default": False},
             "protected_principals": {"type": "list", "elements": "str", "default": []},
             "protected_topic_prefixes": {"type": "list", "elements": "str", "default": []},
         },

@@ -9,6 +9,9 @@ short_description: Create a Kafka topic or bring its partitions and configs to t
 description:
   - Creates the topic, adds partitions, and sets the declared topic configs (other dynamic configs
     are left alone). Refuses to shrink partitions or change the replication factor.
+  - Deletes the topic (I(state=absent)) only with I(allow_delete); without it the module fails before
+    contacting the cluster. The kafka_access role sets it for the topics the operator names in
+    C(kafka_topics_allow_delete).
   - Supports check mode and diff mode. Runs on the Ansible controller.
 options:
   bootstrap_servers: {type: str, required: true, description: Comma-separated host:port list.}
@@ -18,6 +21,10 @@ options:
   replication_factor: {type: int, default: 3, description: Replication factor (fixed at creation).}
   configs: {type: dict, default: {}, description: Topic configs to enforce.}
   state: {type: str, default: present, choices: [present, absent], description: Whether the topic exists.}
+  allow_delete:
+    type: bool
+    default: false
+    description: Confirms that I(state=absent) may delete the topic and its data; without it, absent is refused.
 author: kafkakit
 """
 
@@ -36,6 +43,7 @@ def main() -> None:
             "replication_factor": {"type": "int", "default": 3},
             "configs": {"type": "dict", "default": {}},
             "state": {"type": "str", "default": "present", "choices": ["present", "absent"]},
+            "allow_delete": {"type": "bool", "default": False},
         },
         supports_check_mode=True,
     )
@@ -44,6 +52,10 @@ def main() -> None:
     from kafkakit.topics import TopicError, TopicSpec, apply_topic
 
     p = module.params
+    if p["state"] == "absent" and not p["allow_delete"]:
+        module.fail_json(
+            msg=f"refusing to delete topic {p['name']}: state=absent deletes its data and needs allow_delete=true"
+        )
     spec = TopicSpec(
         name=p["name"],
         partitions=p["partitions"],

@@ -15,7 +15,7 @@ import pytest
 import yaml
 from stack_harness import ROOT, StackRun
 
-from kafkakit.inventory import COMPONENT_GROUPS, build_inventory, topology_from_inventory
+from kafkakit.inventory import COMPONENT_GROUPS, build_inventory, preflight_errors, topology_from_inventory
 from kafkakit.topology import validate
 
 SCRIPT = ROOT / "inventories" / "aws" / "pulumi_stack.py"
@@ -132,6 +132,17 @@ def test_the_preflight_accepts_the_topology_ansible_loads(saved_outputs: Path) -
     dc1 = topology.clusters[0]
     assert dc1.name == "dc1" and len({b.rack for b in dc1.brokers}) == 3
     assert sorted(z.node_id for z in dc1.zookeepers) == [1, 2, 3]
+
+
+def test_every_preflight_rule_accepts_the_inventory_ansible_loads(saved_outputs: Path) -> None:
+    # The whole preflight (issue 16's input rules too), with the role defaults the playbook loads.
+    groups, hostvars, _ = ansible_view(ROOT / "inventories" / "aws", {"KAFKAKIT_PULUMI_OUTPUTS": str(saved_outputs)})
+    groups["all"] = sorted(hostvars)
+    defaults: dict[str, Any] = {}
+    for role in ("kafka_common", "storage", "kafka_broker", "zookeeper"):
+        defaults.update(yaml.safe_load((ROOT / "roles" / role / "defaults" / "main.yml").read_text()))
+    defaults.pop("kafka_version")  # as ansible/preflight.yml loads them
+    assert preflight_errors(groups, hostvars, defaults) == []
 
 
 def test_hostvars_match_the_registered_instances(small: StackRun) -> None:

@@ -1,0 +1,301 @@
+"""No secret in a dry run (issue 16): every task that writes a file holding a secret has `diff: false`.
+
+The secrets are the variables the roles' argument specs mark no_log (a list whose elements have
+a no_log key counts whole) plus kafkakit.inventory.SECRETS, and every variable defined from one of
+them (role defaults and vars, set_fact, task and block vars). A task writes a file when it is a
+template, or a copy/lineinfile/blockinfile/ini_file/replace with inline text; it holds a secret when
+its text (the template file, or the inline text), its vars or its loop name one of those variables.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import jinja2.nodes
+import pytest
+import yaml
+
+from kafkakit.inventory import SECRETS
+
+ROOT = Path(__file__).resolve().parents[2]
+PLAYBOOK_DIRS = [ROOT / "ansible", ROOT / "ansible" / "ops", ROOT / "ansible" / "lab"]
+
+# Module -> its argument holding inline text (None: a template, whose text is the src file).
+WRITERS: dict[str, str | None] = {
+    "template": None,
+    "copy": "content",
+    "lineinfile": "line",
+    "blockinfile": "block",
+    "replace": "replace",
+    "ini_file": "value",
+}
+PLAY_TASK_KEYS = ("pre_tasks", "tasks", "post_tasks", "handlers")
+BLOCK_KEYS = ("block", "rescue", "always")
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+ENV = jinja2.Environment()
+GENERATED = "<a password lookup>"
+
+
+def load(path: Path) -> Any:
+    return yaml.safe_load(path.read_text()) if path.exists() else None
+
+
+def names_in(value: Any) -> set[str]:
+    """Every variable a value reads: the names loaded in its Jinja expressions, recursively."""
+    if isinstance(value, dict):
+        return set().union(*(names_in(v) for v in value.values()))
+    if isinstance(value, list):
+        return set().union(*(names_in(v) for v in value))
+    if not isinstance(value, str) or ("{{" not in value and "{%" not in value):
+        return set()
+    return names_in_template(value)
+
+
+def names_in_template(text: str) -> set[str]:
+    """The names a template loads, plus GENERATED when it makes a password (the password lookup)."""
+    try:
+        with warnings.catch_warnings():  # regexes in the kit's expressions: not this test's business
+            warnings.simplefilter("ignore", DeprecationWarning)
+            tree = ENV.parse(text)
+    except jinja2.TemplateSyntaxError:  # Ansible-only syntax: every word counts (over, never under)
+        return set(IDENTIFIER.findall(text))
+    names = {n.name for n in tree.find_all(jinja2.nodes.Name) if n.ctx == "load"}
+    for call in tree.find_all(jinja2.nodes.Call):
+        plugin = call.args[0] if call.args else None
+        if (
+            isinstance(call.node, jinja2.nodes.Name)
+            and call.node.name in ("lookup", "query", "q")
+            and isinstance(plugin, jinja2.nodes.Const)
+            and str(plugin.value).rsplit(".", 1)[-1] == "password"
+        ):
+            names.add(GENERATED)
+    return names
+
+
+def module_of(task: dict) -> tuple[str, Any] | None:
+    """(short module name, its arguments) when the task is one of WRITERS."""
+    for key, args in task.items():
+        short = key.rsplit(".", 1)[-1]
+        if short in WRITERS and (key == short or key.startswith(("ansible.builtin.", "community.general."))):
+            return short, args
+    return None
+
+
+@dataclass
+class Task:
+    root: Path
+    source: Path  # the tasks file or playbook
+    templates: Path  # where a relative template src is looked up
+    task: dict
+    diff: object  # the effective `diff` keyword (task, else enclosing block or play)
+    vars: dict  # enclosing block and play vars, then the task's own
+
+    @property
+    def name(self) -> str:
+        return f"{self.source.relative_to(self.root)}: {self.task.get('name', '?')}"
+
+
+def walk(
+    root: Path, tasks: Any, source: Path, templates: Path, diff: object = None, scope: dict | None = None
+) -> Iterator[Task]:
+    for task in tasks or []:
+        if not isinstance(task, dict):
+            continue
+        here_diff = task.get("diff", diff)
+        here_vars = {**(scope or {}), **(task.get("vars") or {})}
+        if any(k in task for k in BLOCK_KEYS):
+            for key in BLOCK_KEYS:
+                yield from walk(root, task.get(key), source, templates, here_diff, here_vars)
+        else:
+            yield Task(root, source, templates, task, here_diff, here_vars)
+
+
+def all_tasks(root: Path = ROOT) -> Iterator[Task]:
+    for role in sorted((root / "roles").iterdir()):
+        for folder in ("tasks", "handlers"):
+            for path in sorted((role / folder).glob("*.yml")):
+                yield from walk(root, load(path), path, role / "templates")
+    for folder in PLAYBOOK_DIRS if root == ROOT else [root]:
+        for path in sorted(folder.glob("*.yml")):
+            doc = load(path)
+            if not isinstance(doc, list):
+                continue
+            for play in doc:
+                if isinstance(play, dict) and "hosts" in play:
+                    for key in PLAY_TASK_KEYS:
+                        yield from walk(
+                            root, play.get(key), path, path.parent / "templates", play.get("diff"), play.get("vars")
+                        )
+
+
+def spec_secrets(root: Path = ROOT) -> set[str]:
+    """Options the roles' argument specs mark no_log, at the top or in their elements."""
+
+    def any_no_log(opt: dict) -> bool:
+        return bool(opt.get("no_log")) or any(any_no_log(o or {}) for o in (opt.get("options") or {}).values())
+
+    found = set()
+    for path in root.glob("roles/*/meta/argument_specs.yml"):
+        for entry in (load(path) or {}).get("argument_specs", {}).values():
+            found |= {name for name, opt in ((entry or {}).get("options") or {}).items() if any_no_log(opt or {})}
+    return found
+
+
+def definitions(root: Path = ROOT) -> dict[str, set[str]]:
+    """Each variable the roles and playbooks define -> the variables its value reads."""
+    defs: dict[str, set[str]] = {}
+
+    def define(mapping: Any) -> None:
+        for key, value in (mapping or {}).items() if isinstance(mapping, dict) else []:
+            defs.setdefault(str(key), set()).update(names_in(value))
+
+    for path in [*root.glob("roles/*/defaults/main.yml"), *root.glob("roles/*/vars/main.yml")]:
+        define(load(path))
+    for task in all_tasks(root):
+        define(task.vars)
+        for key, args in task.task.items():
+            if key.rsplit(".", 1)[-1] == "set_fact":
+                define(args)
+    return defs
+
+
+def secret_variables(root: Path = ROOT) -> set[str]:
+    """The secrets and every variable defined from one, to a fixed point."""
+    secrets = spec_secrets(root) | set(SECRETS) | {GENERATED}
+    defs = definitions(root)
+    while True:
+        more = {name for name, reads in defs.items() if reads & secrets} - secrets
+        if not more:
+            return secrets
+        secrets |= more
+
+
+def template_files(task: Task, src: str) -> list[Path]:
+    """The template file(s) a src names: rendered per item of a literal loop, else its {{ }} as a glob."""
+    loop = task.task.get("loop", task.task.get("with_items"))
+    if "{{" in src and isinstance(loop, list):
+        try:
+            srcs = [ENV.from_string(src).render(item=item, **task.vars) for item in loop]
+        except jinja2.UndefinedError:
+            srcs = []
+        if srcs and all("{{" not in s for s in srcs):
+            return [task.templates / s for s in srcs]
+    pattern = re.sub(r"\{\{.*?\}\}", "*", src)
+    return sorted(task.templates.glob(pattern)) if "*" in pattern else [task.templates / pattern]
+
+
+def secrets_read(task: Task, secrets: set[str]) -> set[str]:
+    """The secret variables the file this task writes may hold (empty: it writes none, or no file)."""
+    found = module_of(task.task)
+    if found is None:
+        return set()
+    module, args = found
+    if isinstance(args, str):  # free-form arguments: the old k=v style
+        args = dict(kv.split("=", 1) for kv in args.split() if "=" in kv)
+    args = args or {}
+    if module == "template":
+        files = template_files(task, str(args["src"]))
+        assert files and all(f.is_file() for f in files), f"{task.name}: template {args['src']} not found"
+        text_names = set().union(*(names_in_template(f.read_text()) for f in files))
+    elif WRITERS[module] in args:
+        text_names = names_in(args[WRITERS[module]])
+    else:
+        return set()  # a copy of a file (src): its content is not the kit's text
+    reads = text_names | names_in(task.vars) | names_in(task.task.get("loop", task.task.get("with_items")))
+    return reads & secrets
+
+
+@functools.cache
+def unguarded(root: Path = ROOT) -> tuple[dict[str, set[str]], list[str]]:
+    """(every secret-bearing writing task -> its secrets, those without diff: false)."""
+    secrets = secret_variables(root)
+    bearing = {t.name: s for t in all_tasks(root) if (s := secrets_read(t, secrets))}
+    missing = [t.name for t in all_tasks(root) if t.name in bearing and t.diff is not False]
+    return bearing, missing
+
+
+def test_every_task_writing_a_secret_has_diff_false() -> None:
+    bearing, missing = unguarded()
+    assert missing == [], "tasks writing a secret without `diff: false` (--check --diff would print it):\n" + "\n".join(
+        f"  {name}: {sorted(bearing[name])}" for name in missing
+    )
+
+
+# The scan must see the files the issue found leaking: if it does not, it checks nothing.
+@pytest.mark.parametrize(
+    "task",
+    [
+        "roles/mirrormaker2/tasks/main.yml: Write the MirrorMaker configuration",
+        "roles/kafka_broker/tasks/main.yml: Write the Kafka configuration",
+        "roles/zookeeper/tasks/main.yml: Write the ZooKeeper configuration",
+        "roles/spark/tasks/main.yml: Write the Spark configuration",
+        "roles/spark/tasks/main.yml: Write the Kafka client config of {{ kafka_spark_user }}",
+        "roles/kafka_access/tasks/main.yml: Write each user's Java and librdkafka client configs of {{ dc }}",
+        "roles/kafka_access/tasks/main.yml: Write the admin's Java and librdkafka client configs of {{ dc }}",
+        "roles/monitoring/tasks/lag-exporter.yml: Write the exporter's clusters and login",
+        "roles/monitoring/tasks/jmx-agent.yml: Install the JMX exporter rules of {{ monitoring_jmx_component }}",
+        "roles/spark/tasks/secret.yml: Generate the RPC secret on the master unless one is given",
+    ],
+)
+def test_the_scan_sees_the_known_secret_files(task: str) -> None:
+    bearing, _ = unguarded()
+    assert task in bearing
+
+
+def test_secrets_include_derived_variables() -> None:
+    secrets = secret_variables()
+    # set_fact from spark_auth_secret; role defaults built from passwords.
+    assert {
+        "spark_auth_secret_effective",
+        "kafka_service_users",
+        "zookeeper_sasl_users",
+        "kafka_admin_client_config",
+    } <= secrets
+    assert "kafka_topics" not in secrets and "dc" not in secrets
+
+
+def write_role(root: Path, tasks: str, template: str) -> None:
+    role = root / "roles" / "demo"
+    for folder in ("tasks", "templates", "meta"):
+        (role / folder).mkdir(parents=True)
+    (role / "tasks" / "main.yml").write_text(tasks)
+    (role / "templates" / "demo.conf.j2").write_text(template)
+    (role / "meta" / "argument_specs.yml").write_text(
+        "argument_specs:\n  main:\n    options:\n      demo_token: {type: str, no_log: true}\n"
+    )
+
+
+DEMO_TASKS = """\
+- name: Derive
+  ansible.builtin.set_fact:
+    demo_line: "token={{ demo_token }}"
+- name: Template without diff false
+  ansible.builtin.template: {src: "{{ item }}.j2", dest: /tmp/x, mode: "0600"}
+  loop: [demo.conf]
+- name: Copy a derived secret
+  ansible.builtin.copy: {content: "{{ demo_line }}", dest: /tmp/y, mode: "0600"}
+  no_log: true
+- name: Guarded by its block
+  diff: false
+  block:
+    - name: Copy inside
+      ansible.builtin.copy: {content: "{{ kafka_admin_password }}", dest: /tmp/z, mode: "0600"}
+- name: A plain file
+  ansible.builtin.copy: {content: "{{ dc }}", dest: /tmp/w, mode: "0644"}
+"""
+
+
+def test_the_scan_flags_a_task_without_diff_false(tmp_path: Path) -> None:
+    write_role(tmp_path, DEMO_TASKS, "secret={{ demo_token }}\n")
+    bearing, missing = unguarded(tmp_path)
+    demo = "roles/demo/tasks/main.yml: "
+    assert set(bearing) == {demo + "Template without diff false", demo + "Copy a derived secret", demo + "Copy inside"}
+    # no_log alone does not count: the rule is diff: false, whatever else the task says.
+    assert missing == [demo + "Template without diff false", demo + "Copy a derived secret"]

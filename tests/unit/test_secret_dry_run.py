@@ -1,0 +1,156 @@
+"""A real `ansible-playbook --check --diff` with a changed password prints neither password (issue 16).
+
+The tasks run are the roles' own (read from their tasks files, only the owner and group dropped),
+so taking `diff: false` off one of them fails this test. They render the real templates into
+tmp_path on localhost (connection local): first with the old password, then a dry run with a new
+one. A leak control, the same MirrorMaker task with its `diff` keyword removed, shows that this
+run would print a password if a task let it through.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
+
+MM2_TASK = ("mirrormaker2", "main.yml", "Write the MirrorMaker configuration")
+CLIENT_TASK = ("kafka_access", "main.yml", "Write the admin's Java and librdkafka client configs of {{ dc }}")
+LEAK_CONTROL = "Leak control, MirrorMaker configuration with a diff"
+
+
+def role_task(role: str, tasks_file: str, name: str) -> dict:
+    """The named task of a role (blocks searched too), made runnable here: template src absolute,
+    no owner or group (the service accounts do not exist on this machine)."""
+
+    def find(tasks: list) -> dict | None:
+        for task in tasks:
+            if task.get("name") == name:
+                return task
+            for key in ("block", "rescue", "always"):
+                if key in task and (found := find(task[key])):
+                    return found
+        return None
+
+    task = find(yaml.safe_load((REPO / "roles" / role / "tasks" / tasks_file).read_text()))
+    assert task is not None, f"{role}/tasks/{tasks_file} has no task {name!r}"
+    task = copy.deepcopy(task)
+    args = task["ansible.builtin.template"]
+    args["src"] = f"{REPO}/roles/{role}/templates/{args['src']}"
+    args.pop("owner", None)
+    args.pop("group", None)
+    return task
+
+
+def playbook(tmp_path: Path) -> list[dict]:
+    mm2 = role_task(*MM2_TASK)
+    mm2["vars"] = {"mirrormaker_conf_dir": str(tmp_path / "mm2")}
+    leak = copy.deepcopy(mm2)
+    leak["name"] = LEAK_CONTROL
+    leak.pop("diff", None)
+    leak["vars"] = {"mirrormaker_conf_dir": str(tmp_path / "control")}
+    client = role_task(*CLIENT_TASK)
+    client["vars"] = {**client.get("vars", {}), "kafka_client_config_dir": str(tmp_path / "clients")}
+    return [
+        {
+            "name": "Render secret-bearing templates of the roles",
+            "hosts": "localhost",
+            "gather_facts": False,
+            # The roles' defaults, then this host's (vars_files outrank play vars).
+            "vars_files": [
+                str(REPO / "roles/kafka_common/defaults/main.yml"),
+                str(REPO / "roles/mirrormaker2/defaults/main.yml"),
+                str(tmp_path / "host.yml"),
+            ],
+            "tasks": [mm2, leak, client],
+        }
+    ]
+
+
+HOST_VARS = {
+    "dc": "dc2",
+    "mirrormaker_flows": [{"source": "dc1", "target": "dc2", "topics": [{"name": "orders"}]}],
+    "mirrormaker_bootstrap": {"dc1": "10.99.0.11:9093", "dc2": "10.99.0.21:9093"},
+    "mirrormaker_internal_rest": False,
+    "kafka_bootstrap_servers": "10.99.0.21:9093",
+    "kafka_ca_cert": "/etc/kafkakit/ca.crt",
+}
+
+
+def run(tmp_path: Path, passwords: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "ANSIBLE_CONFIG": str(REPO / "ansible/ansible.cfg"),
+        "ANSIBLE_NOCOLOR": "1",
+        "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-tmp"),
+    }
+    env.pop("ANSIBLE_FORCE_COLOR", None)
+    return subprocess.run(
+        [
+            str(ANSIBLE_PLAYBOOK),
+            "-i",
+            str(tmp_path / "hosts.ini"),
+            "-c",
+            "local",
+            "-e",
+            f"ansible_python_interpreter={sys.executable}",
+            "-e",
+            f"kafka_mirrormaker_password={passwords} kafka_admin_password={passwords}",
+            *extra,
+            str(tmp_path / "play.yml"),
+        ],
+        cwd=REPO / "ansible",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+
+
+def sections(stdout: str) -> dict[str, str]:
+    """Each task's output, by task name."""
+    parts = re.split(r"^TASK \[(.*?)\] \**$", stdout, flags=re.MULTILINE)
+    return dict(zip(parts[1::2], parts[2::2], strict=True))
+
+
+def test_a_dry_run_with_a_changed_password_prints_neither_password(tmp_path: Path) -> None:
+    old, new = f"Old{uuid.uuid4().hex}", f"New{uuid.uuid4().hex}"
+    for folder in ("mm2", "control", "clients/dc2"):
+        (tmp_path / folder).mkdir(parents=True)
+    (tmp_path / "play.yml").write_text(yaml.safe_dump(playbook(tmp_path), sort_keys=False))
+    (tmp_path / "hosts.ini").write_text("localhost\n")
+    (tmp_path / "host.yml").write_text(yaml.safe_dump(HOST_VARS))
+
+    first = run(tmp_path, old)
+    assert first.returncode == 0, first.stdout + first.stderr
+    written = [
+        tmp_path / "mm2/mm2.properties",
+        tmp_path / "clients/dc2/client.properties",
+        tmp_path / "clients/dc2/client.conf",
+    ]
+    assert all(old in p.read_text() for p in written)
+
+    dry = run(tmp_path, new, "--check", "--diff")
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    tasks = sections(dry.stdout)
+    guarded = [MM2_TASK[2], CLIENT_TASK[2].replace("{{ dc }}", "dc2")]
+    assert set(guarded) | {LEAK_CONTROL} <= set(tasks), list(tasks)
+    for name in guarded:
+        # Positive control: the change is still reported, only its content is not shown.
+        assert "changed: [localhost]" in tasks[name], tasks[name]
+        assert old not in tasks[name] and new not in tasks[name], tasks[name]
+    # The same run does print a password where a task has no diff: false.
+    assert old in tasks[LEAK_CONTROL] and new in tasks[LEAK_CONTROL], tasks[LEAK_CONTROL]
+    outside = dry.stdout.replace(tasks[LEAK_CONTROL], "") + dry.stderr
+    assert old not in outside and new not in outside
+    # A dry run: the files still hold the old password.
+    assert all(old in p.read_text() and new not in p.read_text() for p in written)
