@@ -10,10 +10,11 @@ PY          := $(VENV)/bin/python
 # Component versions are pinned once, in the roles' defaults (`make versions` lists them all).
 role_default = $(shell sed -n 's/^$(2): *//p' roles/$(1)/defaults/main.yml)
 KAFKA_VERSION     ?= $(call role_default,kafka_common,kafka_version)
-# The previous patch release: the upgrade test rolls dc2 from it to KAFKA_VERSION.
-KAFKA_PREVIOUS    ?= 3.9.1
-# KRaft data centres run Kafka 4.x (tests/functional's loopback cluster too).
+# KRaft data centres run Kafka 4.x (the lab's dc2: inventories/local/group_vars/dc2.yml; tests/functional's
+# loopback cluster too).
 KAFKA_KRAFT_VERSION ?= 4.3.1
+# The previous patch release of it: the upgrade test rolls dc2 (KRaft) from it to KAFKA_KRAFT_VERSION.
+KAFKA_PREVIOUS    ?= 4.3.0
 ZOOKEEPER_VERSION ?= $(call role_default,zookeeper,zookeeper_version)
 SPARK_VERSION     ?= $(call role_default,spark,spark_version)
 JMX_EXPORTER_VERSION ?= $(call role_default,monitoring,monitoring_jmx_exporter_version)

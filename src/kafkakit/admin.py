@@ -52,10 +52,14 @@ class ClusterHealth:
     under_replicated: list[str] = field(default_factory=list)
     offline: list[str] = field(default_factory=list)
     error: str = ""
+    # KRaft: the brokers name a random live broker as "controller" (clients never reach the
+    # quorum), so there is no active controller to require; the quorum has its own check.
+    kraft: bool = False
 
     def healthy(self, expect_brokers: list[int] | None = None) -> bool:
         missing = set(expect_brokers or []) - set(self.brokers)
-        return not (self.error or missing or self.under_replicated or self.offline) and self.controller >= 0
+        has_controller = self.kraft or self.controller >= 0
+        return not (self.error or missing or self.under_replicated or self.offline) and has_controller
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -64,22 +68,25 @@ class ClusterHealth:
             "under_replicated": self.under_replicated,
             "offline": self.offline,
             "error": self.error,
+            "kraft": self.kraft,
         }
 
 
-def cluster_health(admin: AdminClient, timeout: float = 10.0) -> ClusterHealth:
+def cluster_health(admin: AdminClient, timeout: float = 10.0, kraft: bool = False) -> ClusterHealth:
     """Registered brokers, the active controller and partitions short of their replicas.
 
     The metadata comes from a broker's view of ZooKeeper (or KRaft), so a broker listed here
-    has registered with the cluster, not merely opened a port."""
+    has registered with the cluster, not merely opened a port. In KRaft a broker's metadata
+    lists only unfenced brokers: listed means registered and unfenced."""
     try:
         cluster = admin.describe_cluster(request_timeout=timeout).result(timeout=timeout + 5)
         meta = admin.list_topics(timeout=timeout)
     except Exception as exc:  # noqa: BLE001 - any client error means "not healthy yet"
-        return ClusterHealth(error=str(exc))
+        return ClusterHealth(error=str(exc), kraft=kraft)
     health = ClusterHealth(
         brokers=sorted(n.id for n in cluster.nodes),
-        controller=cluster.controller.id if cluster.controller else -1,
+        controller=cluster.controller.id if cluster.controller and not kraft else -1,
+        kraft=kraft,
     )
     for topic in meta.topics.values():
         for p in topic.partitions.values():
@@ -101,12 +108,12 @@ def topic_ready(admin: AdminClient, topic: str, partitions: int | None = None, t
 
 
 def wait_healthy(
-    admin: AdminClient, expect_brokers: list[int] | None, timeout: float, interval: float = 2.0
+    admin: AdminClient, expect_brokers: list[int] | None, timeout: float, interval: float = 2.0, kraft: bool = False
 ) -> ClusterHealth:
     """Poll until every expected broker is registered and no partition is under-replicated."""
     deadline = time.monotonic() + timeout
     while True:
-        health = cluster_health(admin)
+        health = cluster_health(admin, kraft=kraft)
         if health.healthy(expect_brokers) or time.monotonic() >= deadline:
             return health
         time.sleep(interval)

@@ -186,6 +186,9 @@ class InventoryVariable:
     note: str = ""
     # The groups whose hosts' plays read it: the preflight checks it on each of their hosts.
     used_by: tuple[str, ...] = ("kafka_broker",)
+    # The metadata modes whose data centres' hosts read it: a KRaft DC's brokers have no
+    # ZooKeeper login, so a KRaft-only inventory needs no ZooKeeper secret.
+    modes: tuple[str, ...] = ("zookeeper", "kraft")
 
 
 # The hosts kafka_pki issues certificates to (site.yml): each signing reads the CA's variables.
@@ -194,9 +197,10 @@ _PKI_HOSTS = ("zookeeper", "kafka_controller", "kafka_broker", "mirrormaker", "m
 # it through the kafkakit_missing_variables filter; docs/variables.md lists it; a unit test checks
 # that the roles' argument specs mark exactly these secrets no_log and that the lab sets them.
 INVENTORY_VARIABLES: tuple[InventoryVariable, ...] = (
-    InventoryVariable("kafka_admin_password"),
-    InventoryVariable("kafka_keystore_password"),
-    InventoryVariable("kafka_zookeeper_password", used_by=("kafka_broker", "zookeeper")),
+    # The controllers format their metadata with the admin's SCRAM credential (--add-scram).
+    InventoryVariable("kafka_admin_password", used_by=("kafka_broker", "kafka_controller")),
+    InventoryVariable("kafka_keystore_password", used_by=("kafka_broker", "kafka_controller")),
+    InventoryVariable("kafka_zookeeper_password", used_by=("kafka_broker", "zookeeper"), modes=("zookeeper",)),
     InventoryVariable("zookeeper_keystore_password", used_by=("zookeeper",)),
     InventoryVariable("kafka_pki_ca_passphrase", used_by=_PKI_HOSTS),
     InventoryVariable("kafka_pki_ca_dir", secret=False, used_by=_PKI_HOSTS),
@@ -206,7 +210,9 @@ INVENTORY_VARIABLES: tuple[InventoryVariable, ...] = (
     InventoryVariable("kafka_monitoring_password", "monitoring", used_by=("monitoring", "kafka_broker")),
     # The JMX agents on the scraped hosts check it.
     InventoryVariable(
-        "monitoring_scrape_password", "monitoring", used_by=("monitoring", "kafka_broker", "zookeeper", "mirrormaker")
+        "monitoring_scrape_password",
+        "monitoring",
+        used_by=("monitoring", "kafka_broker", "kafka_controller", "zookeeper", "mirrormaker"),
     ),
     InventoryVariable(
         "spark_auth_secret",
@@ -229,6 +235,12 @@ def required_variables(groups: Mapping[str, Iterable[str]]) -> list[str]:
     ]
 
 
+def _metadata_mode(hostvars: Mapping[str, Mapping], host: str) -> str:
+    """A host's data centre mode as the roles read it (kafka_common's default: zookeeper)."""
+    value, problem = _read(hostvars, host, "kafka_metadata_mode")
+    return "zookeeper" if problem or value is None else str(value)
+
+
 def _read(hostvars: Mapping[str, Mapping], host: str, name: str) -> tuple[Any, str | None]:
     """A host's variable, templated (Ansible's hostvars are lazy), or why it could not be."""
     try:
@@ -244,7 +256,11 @@ def missing_variables(groups: Mapping[str, Iterable[str]], hostvars: Mapping[str
     errors: list[str] = []
     for v in required_variables(groups):
         spec = next(x for x in INVENTORY_VARIABLES if x.name == v)
-        hosts = list(dict.fromkeys(h for g in spec.used_by for h in groups.get(g) or []))
+        hosts = [
+            h
+            for h in dict.fromkeys(h for g in spec.used_by for h in groups.get(g) or [])
+            if _metadata_mode(hostvars, h) in spec.modes
+        ]
         lacking, unreadable = [], []
         for h in hosts:
             value, problem = _read(hostvars, h, v)

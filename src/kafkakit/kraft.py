@@ -114,3 +114,10 @@ def initial_voters(controllers: list[tuple[int, str]], port: int, directory_ids:
     if len(directory_ids) != len(controllers) or not all(directory_ids):
         raise ValueError(f"{len(controllers)} controllers need as many directory ids, got {directory_ids}")
     return [f"{node}@{host}:{port}:{d}" for (node, host), d in zip(controllers, directory_ids, strict=True)]
+
+
+def controller_roll_order(hosts: list[str], controller_ids: dict[str, int], leader: int) -> list[str]:
+    """The order a roll restarts a DC's controllers in: the followers in the given order, the
+    quorum leader (the active controller) last, so the quorum elects once per roll."""
+    followers = [h for h in hosts if controller_ids.get(h) != leader]
+    return followers + [h for h in hosts if controller_ids.get(h) == leader]

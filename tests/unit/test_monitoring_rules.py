@@ -129,7 +129,12 @@ def test_jmx_rules_files_are_curated():
         assert doc["lowercaseOutputName"] is True, path.name
         assert doc["includeObjectNames"], f"{path.name}: no whitelist, the exporter would read every MBean"
         assert all(r.get("pattern") and r.get("name") for r in doc["rules"]), path.name
-    assert [p.name for p in JMX_RULES] == ["kafka-broker.yml", "mirrormaker.yml", "zookeeper.yml"]
+    assert [p.name for p in JMX_RULES] == [
+        "kafka-broker.yml",
+        "kafka-controller.yml",
+        "mirrormaker.yml",
+        "zookeeper.yml",
+    ]
 
 
 def test_every_metric_in_the_alerts_is_produced_or_documented():

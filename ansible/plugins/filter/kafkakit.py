@@ -19,6 +19,7 @@ def kafkakit_lab_inventory(lab_hosts: list[dict], all_vars: dict | None = None) 
             roles=tuple(h.get("roles", [])),
             broker_id=h.get("broker_id"),
             zookeeper_id=h.get("zookeeper_id"),
+            controller_id=h.get("controller_id"),
         )
         for h in lab_hosts
     ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafkakit.kraft import initial_voters, quorum_health
+from kafkakit.kraft import controller_roll_order, initial_voters, quorum_health
 
 
 def kafkakit_quorum_health(status: str, replication: str, expected_voters: Any, max_lag: int = 0) -> dict:
@@ -21,6 +21,16 @@ def kafkakit_initial_voters(controllers: Any, hostvars: Any, port: int, director
     )
 
 
+def kafkakit_controller_roll_order(hosts: Any, hostvars: Any, leader: int) -> list[str]:
+    """A DC's controllers in restart order: the followers, then the quorum leader."""
+    hosts = list(hosts)
+    return controller_roll_order(hosts, {h: int(hostvars[h]["controller_id"]) for h in hosts}, int(leader))
+
+
 class FilterModule:
     def filters(self) -> dict:
-        return {"kafkakit_quorum_health": kafkakit_quorum_health, "kafkakit_initial_voters": kafkakit_initial_voters}
+        return {
+            "kafkakit_quorum_health": kafkakit_quorum_health,
+            "kafkakit_initial_voters": kafkakit_initial_voters,
+            "kafkakit_controller_roll_order": kafkakit_controller_roll_order,
+        }

@@ -15,6 +15,14 @@ options:
   client_config: {type: dict, default: {}, description: Extra librdkafka settings (security).}
   expect_brokers: {type: list, elements: int, default: [], description: Broker ids that must be registered.}
   timeout: {type: int, default: 300, description: Seconds to wait before failing.}
+  metadata_mode:
+    type: str
+    choices: [zookeeper, kraft]
+    default: zookeeper
+    description:
+      - The data centre's C(kafka_metadata_mode). In C(kraft) the brokers list only unfenced brokers
+        and name no active controller (the quorum's health is kafka_controller's check), so none is
+        required and C(controller) is -1.
   wait: {type: bool, default: true, description: Wait for health; false only reports.}
   wait_for_ports:
     type: bool
@@ -31,7 +39,8 @@ author: kafkakit
 
 RETURN = r"""
 brokers: {description: Registered broker ids., type: list, returned: always}
-controller: {description: Active controller id., type: int, returned: always}
+controller: {description: Active controller id (-1 in KRaft)., type: int, returned: always}
+kraft: {description: Whether the health was read as a KRaft cluster's., type: bool, returned: always}
 under_replicated: {description: Partitions whose ISR is smaller than their replica set., type: list, returned: always}
 offline: {description: Partitions without a leader., type: list, returned: always}
 """
@@ -48,6 +57,7 @@ def main() -> None:
             "client_config": {"type": "dict", "default": {}, "no_log": True},
             "expect_brokers": {"type": "list", "elements": "int", "default": []},
             "timeout": {"type": "int", "default": 300},
+            "metadata_mode": {"type": "str", "choices": ["zookeeper", "kraft"], "default": "zookeeper"},
             "wait": {"type": "bool", "default": True},
             "wait_for_ports": {"type": "bool", "default": False},
         },
@@ -64,10 +74,11 @@ def main() -> None:
         except TimeoutError as exc:
             module.fail_json(msg=f"cluster not healthy: brokers {exc}", changed=False)
     admin = admin_client(p["bootstrap_servers"], p["client_config"])
+    kraft = p["metadata_mode"] == "kraft"
     if p["wait"]:
-        health = wait_healthy(admin, p["expect_brokers"], timeout)
+        health = wait_healthy(admin, p["expect_brokers"], timeout, kraft=kraft)
     else:
-        health = cluster_health(admin)
+        health = cluster_health(admin, kraft=kraft)
     result = {"changed": False, **health.as_dict()}
     if p["wait"] and not health.healthy(p["expect_brokers"]):
         missing = sorted(set(p["expect_brokers"]) - set(health.brokers))
