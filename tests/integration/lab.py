@@ -28,6 +28,7 @@ class Host:
     rack: str
     broker_id: int | None
     zookeeper_id: int | None
+    controller_id: int | None = None
 
 
 class Lab:
@@ -55,6 +56,7 @@ class Lab:
                         hv["kafka_rack"],
                         hv.get("broker_id"),
                         hv.get("zookeeper_id"),
+                        hv.get("controller_id"),
                     )
         return out
 
@@ -65,7 +67,17 @@ class Lab:
         return self.members("kafka_broker", dc)
 
     def zookeepers(self, dc: str = "dc1") -> list[Host]:
+        """A ZooKeeper DC's ensemble; empty for a KRaft DC (the lab's dc2)."""
         return self.members("zookeeper", dc)
+
+    def controllers(self, dc: str = "dc2") -> list[Host]:
+        """A KRaft DC's dedicated controllers; empty for a ZooKeeper DC."""
+        return self.members("kafka_controller", dc)
+
+    def kraft(self, dc: str) -> bool:
+        """Whether the DC runs KRaft: it has controllers (kafka_metadata_mode is a group variable
+        of inventories/, not in the hosts file)."""
+        return bool(self.controllers(dc))
 
     def broker_by_id(self, broker_id: int, dc: str = "dc1") -> Host:
         return next(b for b in self.brokers(dc) if b.broker_id == broker_id)

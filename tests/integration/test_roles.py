@@ -9,6 +9,8 @@ from tests.integration.lab import Lab
 LAB = Lab()
 ZOOKEEPERS = [h for dc in ("dc1", "dc2") for h in LAB.zookeepers(dc)]
 BROKERS = [h for dc in ("dc1", "dc2") for h in LAB.brokers(dc)]
+# The lab's dc2 is KRaft: its controllers instead of a ZooKeeper ensemble.
+CONTROLLERS = [h for dc in ("dc1", "dc2") for h in LAB.controllers(dc)]
 
 
 def properties(text: str) -> dict[str, str]:
@@ -16,7 +18,9 @@ def properties(text: str) -> dict[str, str]:
     return {k.strip(): v.strip() for k, v in pairs}
 
 
-@pytest.mark.parametrize("node", ZOOKEEPERS + [b for b in BROKERS if b not in ZOOKEEPERS], ids=lambda h: h.name)
+@pytest.mark.parametrize(
+    "node", ZOOKEEPERS + [b for b in BROKERS if b not in ZOOKEEPERS] + CONTROLLERS, ids=lambda h: h.name
+)
 def test_java_runtime(node):
     host = LAB.testinfra(node)
     assert host.package("openjdk-17-jre-headless").is_installed
@@ -59,18 +63,42 @@ def test_kafka_broker(broker):
     for port in (9091, 9093):
         assert host.socket(f"tcp://{broker.ip}:{port}").is_listening
     props = properties(host.file("/etc/kafka/server.properties").content_string)
-    assert props["broker.id"] == str(broker.broker_id)
+    kraft = LAB.kraft(broker.dc)
+    assert props["node.id" if kraft else "broker.id"] == str(broker.broker_id)
     assert props["broker.rack"] == broker.rack
     assert props["unclean.leader.election.enable"] == "false"
     assert props["auto.create.topics.enable"] == "false"
     assert props["replica.selector.class"].endswith("RackAwareReplicaSelector")
     brokers_in_dc = len(LAB.brokers(broker.dc))
     assert int(props["min.insync.replicas"]) < int(props["default.replication.factor"]) <= brokers_in_dc
-    zk_ips = {z.ip for z in LAB.zookeepers(broker.dc)}
-    assert {hp.split(":")[0] for hp in props["zookeeper.connect"].split("/")[0].split(",")} == zk_ips
+    if kraft:
+        assert props["process.roles"] == "broker" and "zookeeper.connect" not in props
+        bootstrap = {hp.split(":")[0] for hp in props["controller.quorum.bootstrap.servers"].split(",")}
+        assert bootstrap == {c.ip for c in LAB.controllers(broker.dc)}
+    else:
+        zk_ips = {z.ip for z in LAB.zookeepers(broker.dc)}
+        assert {hp.split(":")[0] for hp in props["zookeeper.connect"].split("/")[0].split(",")} == zk_ips
     conf_file = host.file("/etc/kafka/server.properties")
     assert (conf_file.user, conf_file.group, conf_file.mode) == ("root", "kafka", 0o640)
     assert host.file("/var/lib/kafka/data").user == "kafka"
-    assert host.file("/var/lib/kafka/data/meta.properties").contains(f"broker.id={broker.broker_id}")
+    node_key = "node.id" if kraft else "broker.id"
+    assert host.file("/var/lib/kafka/data/meta.properties").contains(f"{node_key}={broker.broker_id}")
     cmdline = host.process.get(user="kafka", comm="java").args
     assert "-XX:+UseG1GC" in cmdline and "kafka.Kafka" in cmdline
+
+
+@pytest.mark.parametrize("controller", CONTROLLERS, ids=lambda h: h.name)
+def test_kafka_controller(controller):
+    host = LAB.testinfra(controller)
+    service = host.service("kafka-controller")
+    assert service.is_enabled and service.is_running
+    assert host.socket(f"tcp://{controller.ip}:9094").is_listening
+    # Controllers serve no clients: no broker listener on them.
+    assert not host.socket(f"tcp://{controller.ip}:9093").is_listening
+    props = properties(host.file("/etc/kafka/controller.properties").content_string)
+    assert props["process.roles"] == "controller" and props["node.id"] == str(controller.controller_id)
+    assert "PLAINTEXT" not in props.get("listener.security.protocol.map", "")
+    conf_file = host.file("/etc/kafka/controller.properties")
+    assert (conf_file.user, conf_file.group, conf_file.mode) == ("root", "kafka", 0o640)
+    meta = host.file("/var/lib/kafka-controller/metadata/meta.properties")
+    assert meta.contains(f"node.id={controller.controller_id}") and meta.user == "kafka"

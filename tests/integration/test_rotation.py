@@ -74,6 +74,8 @@ def test_ca_rotation_under_load_loses_nothing(lab: Lab, client_conf, new_topic, 
     for unit, members in (
         ("zookeeper", [z.name for dc in ("dc1", "dc2") for z in lab.zookeepers(dc)]),
         ("kafka", [b.name for dc in ("dc1", "dc2") for b in lab.brokers(dc)]),
+        # dc2 is KRaft: its controllers restart once each instead of a ZooKeeper ensemble there.
+        ("kafka-controller", [c.name for dc in ("dc1", "dc2") for c in lab.controllers(dc)]),
         ("kafka-mirrormaker", lab.groups["mirrormaker"]),
     ):
         assert sorted(restart_order(out_introduce, unit)) == sorted(members), (unit, restart_order(out_introduce, unit))

@@ -1,4 +1,5 @@
-"""The upgrade path: dc2's brokers rolled from one Kafka 3.9 patch release to the next under load."""
+"""The upgrade path: dc2 (KRaft) rolled from one Kafka 4.x patch release to the next under load:
+controllers first (the active one last), then brokers, then the features step."""
 
 from __future__ import annotations
 
@@ -12,18 +13,19 @@ from kafkakit.admin import create_topics_retrying, delete_topics_retrying
 from tests.integration.clients import ProduceReport, produce_sequence, read_all
 from tests.integration.playbooks import restart_order, run_playbook
 
-PREVIOUS, CURRENT = "3.9.1", "3.9.2"  # Makefile: KAFKA_PREVIOUS, KAFKA_VERSION
+PREVIOUS, CURRENT = "4.3.0", "4.3.1"  # Makefile: KAFKA_PREVIOUS, KAFKA_KRAFT_VERSION
 
 
 def running_versions(lab) -> dict[str, str]:  # noqa: ANN001 - Lab
-    """What each dc2 broker logged as its version when it last started."""
+    """What each dc2 broker and controller logged as its version when it last started."""
     versions = {}
-    for broker in lab.brokers("dc2"):
-        host = lab.testinfra(broker)
-        since = host.check_output("systemctl show -p ActiveEnterTimestamp --value kafka")
-        log = host.check_output(f"journalctl -u kafka --since '{since}' --no-pager -o cat")
+    nodes = [(b, "kafka") for b in lab.brokers("dc2")] + [(c, "kafka-controller") for c in lab.controllers("dc2")]
+    for node, unit in nodes:
+        host = lab.testinfra(node)
+        since = host.check_output(f"systemctl show -p ActiveEnterTimestamp --value {unit}")
+        log = host.check_output(f"journalctl -u {unit} --since '{since}' --no-pager -o cat")
         found = re.findall(r"Kafka version: (\S+)", log)
-        versions[broker.name] = found[-1] if found else "?"
+        versions[node.name] = found[-1] if found else "?"
     return versions
 
 
@@ -52,6 +54,11 @@ def test_dc2_rolls_from_the_previous_patch_release_to_the_current_one_under_load
 
     assert set(running_versions(lab).values()) == {CURRENT}
     assert sorted(restart_order(out)) == sorted(b.name for b in lab.brokers("dc2"))
+    assert sorted(restart_order(out, "kafka-controller")) == sorted(c.name for c in lab.controllers("dc2"))
+    # Controllers before brokers: the first broker restart comes after the last controller's.
+    banners = re.findall(r"^TASK \[roll : Restart (\S+) on \S+\]", out, re.M)
+    assert banners.index("kafka") > len(banners) - 1 - banners[::-1].index("kafka-controller")
+    assert re.search(r"TASK \[Upgrade the features to the new release line, dc2\]", out), "no features step"
     assert report.failed == [] and len(report.acked) == report.sent > 0
     got = {m.value().decode() for m in read_all(conf, topic, report.sent, timeout=120)}
     assert not {f"{d.key}:{d.seq}" for d in report.acked} - got, "acknowledged messages lost in the upgrade"

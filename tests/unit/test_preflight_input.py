@@ -369,7 +369,8 @@ BAD: dict[str, tuple[Callable[[View], None], list[str]]] = {
     "secret-blank-on-one-broker": (
         host_set("dc2-kafka2", kafka_admin_password="  "),
         [
-            "kafka_admin_password is missing or empty on host(s) ['dc2-kafka2']; every host of ['kafka_broker'] "
+            "kafka_admin_password is missing or empty on host(s) ['dc2-kafka2']; "
+            "every host of ['kafka_broker', 'kafka_controller'] "
             "needs it (set it in group_vars/all, ansible-vault)"
         ],
     ),

@@ -320,7 +320,9 @@ def kraft_dc2(inv: Inventory) -> None:
     del dc2["hosts"]["dc2-kafka1"]["zookeeper_id"]
     del group(inv, "zookeeper")["hosts"]["dc2-kafka1"]
     del dc2["vars"]["zookeeper_min_ensemble"]
-    dc2["vars"].update(kafka_metadata_mode="kraft", kafka_version="4.3.1")
+    dc2["vars"].update(
+        kafka_metadata_mode="kraft", kafka_version="4.3.1", kafka_share_coordinator_state_topic_replication_factor=2
+    )
     controllers = inv["all"]["children"].setdefault("kafka_controller", {"hosts": {}})
     for i in (1, 2, 3):
         name = f"dc2-controller{i}"
