@@ -227,7 +227,8 @@ BROKEN = {
     "secret-empty-on-one-host": (
         secret_empty_on_one_host,
         [
-            "kafka_keystore_password is missing or empty on host(s) ['dc2-kafka2']; every host of ['kafka_broker'] "
+            "kafka_keystore_password is missing or empty on host(s) ['dc2-kafka2']; "
+            "every host of ['kafka_broker', 'kafka_controller'] "
             "needs it (set it in group_vars/all, ansible-vault)"
         ],
     ),
@@ -434,6 +435,7 @@ def test_the_lab_inventory_with_its_group_vars_passes(tmp_path):
             tuple(h["roles"]),
             broker_id=h.get("broker_id"),
             zookeeper_id=h.get("zookeeper_id"),
+            controller_id=h.get("controller_id"),
         )
         for h in config["lab_hosts"]
     ]
