@@ -134,3 +134,114 @@ def test_every_stop_comes_right_after_a_drained_check_of_the_same_broker() -> No
     assert before["any_errors_fatal"] is True and "serial" not in before
     assert before["tasks"][0]["kafka_reassignment"]["state"] == "drained"
     assert before["hosts"] == stop["hosts"]
+
+
+# --- the playbook end to end: the real kafka_reassignment on a scripted cluster ----------------
+# The cluster-facing modules are replaced through ANSIBLE_LIBRARY: kafka_cluster_health reports
+# healthy, kafka_reassignment is the real module reading `views` (one assignment per call, the
+# last repeated) instead of a cluster. Hosts sit at a closed port on loopback, so the only task
+# that contacts one, the stop, shows up as unreachable: proof it was attempted.
+
+FAKE_HEALTH = """\
+from ansible.module_utils.basic import AnsibleModule
+names = ("bootstrap_servers", "client_config", "expect_brokers", "timeout", "wait_for_ports")
+AnsibleModule(argument_spec={n: {"type": "raw"} for n in names}).exit_json(changed=False)
+"""
+
+FAKE_REASSIGNMENT = """\
+import json, runpy
+from pathlib import Path
+from ansible.module_utils.basic import AnsibleModule  # noqa: F401 (marks a new-style module)
+import kafkakit.admin, kafkakit.reassignment
+calls = Path(CALLS)
+n = int(calls.read_text()) if calls.exists() else 0
+calls.write_text(str(n + 1))
+views = json.loads(Path(VIEWS).read_text())
+view = views[min(n, len(views) - 1)]
+assignment = {(t, int(p)): r for t, p, r in view}
+racks = {1: "az1", 2: "az2", 3: "az3", 4: "az1"}
+kafkakit.admin.admin_client = lambda *a, **k: None
+kafkakit.reassignment.read_cluster = lambda admin, timeout=15.0: (assignment, racks)
+runpy.run_path(MODULE, run_name="__main__")
+"""
+
+
+def run_scale_in(tmp_path: Path, views: list[dict]) -> subprocess.CompletedProcess[str]:
+    lib = tmp_path / "library"
+    lib.mkdir()
+    (lib / "kafka_cluster_health.py").write_text(FAKE_HEALTH)
+    (tmp_path / "views.json").write_text(json.dumps([[[t, p, r] for (t, p), r in v.items()] for v in views]))
+    (lib / "kafka_reassignment.py").write_text(
+        f"CALLS = {str(tmp_path / 'calls')!r}\nVIEWS = {str(tmp_path / 'views.json')!r}\nMODULE = {str(MODULE)!r}\n"
+        + FAKE_REASSIGNMENT
+    )
+    hosts = {
+        f"dc1-kafka{i}": {"dc": "dc1", "broker_id": i, "private_ip": f"10.99.0.1{i}", "kafka_rack": f"dc1-az{i % 3}"}
+        for i in (1, 2, 3, 4)
+    }
+    inv = {
+        "all": {
+            "vars": {
+                "kafka_admin_password": "placeholder",
+                "kafka_pki_ca_dir": str(tmp_path / "pki"),
+                "ansible_host": "127.0.0.1",
+                "ansible_port": 1,
+                "ansible_connection": "ssh",
+            },
+            "children": {"dc1": {"hosts": hosts}, "kafka_broker": {"hosts": dict.fromkeys(hosts, {})}},
+        }
+    }
+    (tmp_path / "hosts.yml").write_text(yaml.safe_dump(inv))
+    env = {
+        **os.environ,
+        "ANSIBLE_CONFIG": "ansible.cfg",
+        "ANSIBLE_LIBRARY": f"{lib}:{MODULE.parent}",
+        "ANSIBLE_NOCOLOR": "1",
+        "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-tmp"),
+    }
+    env.pop("ANSIBLE_FORCE_COLOR", None)
+    return subprocess.run(
+        [
+            str(Path(sys.executable).parent / "ansible-playbook"),
+            "-i",
+            str(tmp_path / "hosts.yml"),
+            "ops/scale-in.yml",
+            "-e",
+            json.dumps({"scale_in_hosts": ["dc1-kafka4"]}),
+        ],
+        cwd=REPO / "ansible",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+
+
+def stop_attempted(stdout: str) -> bool:
+    after = stdout.split("TASK [Stop and disable the broker", 1)
+    return len(after) == 2 and "dc1-kafka4" in after[1].split("PLAY RECAP", 1)[0]
+
+
+def test_a_partition_created_during_the_drain_stops_the_playbook_before_any_stop(tmp_path: Path) -> None:
+    # The plan saw broker 4 empty; the re-read after the drain finds the new topic on it.
+    done = run_scale_in(tmp_path, [DRAINED, LATE])
+    assert done.returncode != 0, done.stdout
+    assert "broker 4 holds 3: late-0, late-1, late-10" in done.stdout, done.stdout
+    assert "PLAY [Stop the drained brokers]" not in done.stdout
+    assert not stop_attempted(done.stdout)
+
+
+def test_a_partition_created_after_the_check_is_caught_right_before_the_stop(tmp_path: Path) -> None:
+    done = run_scale_in(tmp_path, [DRAINED, DRAINED, LATE])
+    assert done.returncode != 0, done.stdout
+    assert "PLAY [Stop the drained brokers]" in done.stdout
+    assert "broker 4 holds 3: late-0, late-1, late-10" in done.stdout, done.stdout
+    assert not stop_attempted(done.stdout)
+
+
+def test_a_drained_broker_is_stopped(tmp_path: Path) -> None:
+    # Positive control: the same run on a cluster that stays drained reaches the stop.
+    done = run_scale_in(tmp_path, [DRAINED])
+    assert stop_attempted(done.stdout), done.stdout
+    assert int((tmp_path / "calls").read_text()) == 3  # plan, check after the drain, check before the stop
