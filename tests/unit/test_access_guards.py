@@ -16,10 +16,9 @@ import pytest
 import yaml
 
 from kafkakit.access_guards import GuardError, delete_confirmation, topic_deletion_refusal
+from tests.unit.ansible_run import REPO, run_playbook
 
-REPO = Path(__file__).resolve().parents[2]
 MODULES = REPO / "ansible/plugins/modules"
-ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
 
 OLD = {"name": "old", "partitions": 3, "state": "absent"}
 KEEP = {"name": "keep", "partitions": 3}
@@ -156,18 +155,7 @@ def run_tasks(
     play = [{"name": "kafka_access tasks", "hosts": "kafka_broker", "gather_facts": False, "tasks": tasks}]
     (tmp_path / "hosts.yml").write_text(yaml.safe_dump(inventory))
     (tmp_path / "play.yml").write_text(yaml.safe_dump(play, sort_keys=False))
-    env = {**os.environ, "ANSIBLE_CONFIG": str(REPO / "ansible/ansible.cfg"), "ANSIBLE_NOCOLOR": "1"}
-    env["ANSIBLE_LOCAL_TEMP"] = str(tmp_path / "tmp")
-    env.pop("ANSIBLE_FORCE_COLOR", None)
-    return subprocess.run(
-        [str(ANSIBLE_PLAYBOOK), "-i", str(tmp_path / "hosts.yml"), str(tmp_path / "play.yml"), *extra],
-        cwd=REPO / "ansible",
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_playbook(tmp_path / "hosts.yml", tmp_path / "play.yml", *extra, tmp_path=tmp_path)
 
 
 def test_the_role_refuses_an_unconfirmed_deletion_in_one_message(tmp_path: Path) -> None:

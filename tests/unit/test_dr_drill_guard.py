@@ -5,21 +5,17 @@ whose hosts can only be reached at a closed port on loopback."""
 from __future__ import annotations
 
 import copy
-import os
 import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 import yaml
 
 from kafkakit.ops_guards import dr_drill_refusal, dr_drill_victims
+from tests.unit.ansible_run import failure_text as failure_msg
+from tests.unit.ansible_run import run_playbook
 
-REPO = Path(__file__).resolve().parents[2]
-ANSIBLE_DIR = REPO / "ansible"
 GOOD = Path(__file__).parent / "fixtures" / "preflight_good.yml"
-ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
 
 GROUPS = {
     "all": ["dc1-kafka1", "dc1-kafka2", "dc1-zk1", "dc2-kafka1", "dc1-spark"],
@@ -86,33 +82,7 @@ def run_drill(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
         inv["all"]["children"][dc]["vars"].update(ansible_host="127.0.0.1", ansible_port=1, ansible_connection="ssh")
     path = tmp_path / "hosts.yml"
     path.write_text(yaml.safe_dump(copy.deepcopy(inv), sort_keys=False))
-    env = {
-        **os.environ,
-        "ANSIBLE_CONFIG": "ansible.cfg",
-        "ANSIBLE_NOCOLOR": "1",
-        "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-tmp"),
-    }
-    env.pop("ANSIBLE_FORCE_COLOR", None)
-    return subprocess.run(
-        [str(ANSIBLE_PLAYBOOK), "-i", str(path), "ops/dr-drill.yml", *args],
-        cwd=ANSIBLE_DIR,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
-def failure_msg(stdout: str) -> str:
-    lines = stdout.splitlines()
-    start = next(i for i, line in enumerate(lines) if "FAILED! =>" in line)
-    block = []
-    for line in lines[start + 1 :]:
-        if not line.strip():
-            break
-        block.append(line)
-    return str(yaml.safe_load(textwrap.dedent("\n".join(block)))["msg"])
+    return run_playbook(path, "ops/dr-drill.yml", *args, tmp_path=tmp_path)
 
 
 def plays(stdout: str) -> list[str]:

@@ -6,10 +6,7 @@ kafka_pki_dir are folders under tmp_path."""
 from __future__ import annotations
 
 import datetime
-import os
 import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -20,9 +17,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from kafkakit.pki_guard import Held, controller_cas, new_ca_refusal
-
-REPO = Path(__file__).resolve().parents[2]
-ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
+from tests.unit.ansible_run import REPO, run_playbook
+from tests.unit.ansible_run import failure_text as failure_msg
 
 
 class Ca:
@@ -183,43 +179,7 @@ def run_guard(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     hosts = {h: {"kafka_pki_dir": str(tmp_path / h)} for h in ("h1", "h2")}
     inv = {"all": {"hosts": hosts, "vars": {"kafka_pki_ca_dir": str(tmp_path / "pki")}}}
     (tmp_path / "hosts.yml").write_text(yaml.safe_dump(inv))
-    env = {
-        **os.environ,
-        "ANSIBLE_CONFIG": str(REPO / "ansible/ansible.cfg"),
-        "ANSIBLE_NOCOLOR": "1",
-        "ANSIBLE_LOCAL_TEMP": str(tmp_path / "tmp"),
-    }
-    env.pop("ANSIBLE_FORCE_COLOR", None)
-    return subprocess.run(
-        [
-            str(ANSIBLE_PLAYBOOK),
-            "-i",
-            str(tmp_path / "hosts.yml"),
-            "-c",
-            "local",
-            "-e",
-            f"ansible_python_interpreter={sys.executable}",
-            str(tmp_path / "play.yml"),
-            *args,
-        ],
-        cwd=REPO / "ansible",
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
-def failure_msg(stdout: str) -> str:
-    lines = stdout.splitlines()
-    start = next(i for i, line in enumerate(lines) if "FAILED! =>" in line)
-    block = []
-    for line in lines[start + 1 :]:
-        if not line.strip():
-            break
-        block.append(line)
-    return str(yaml.safe_load(textwrap.dedent("\n".join(block)))["msg"])
+    return run_playbook(tmp_path / "hosts.yml", tmp_path / "play.yml", *args, tmp_path=tmp_path, local=True)
 
 
 def test_the_role_guard_passes_a_fresh_deployment(tmp_path: Path) -> None:

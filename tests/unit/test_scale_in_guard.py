@@ -12,8 +12,8 @@ from pathlib import Path
 import yaml
 
 from kafkakit.reassignment import drain_candidates, drained_refusal, partitions_on, plan_drain
+from tests.unit.ansible_run import REPO, run_playbook
 
-REPO = Path(__file__).resolve().parents[2]
 MODULE = REPO / "ansible/plugins/modules/kafka_reassignment.py"
 SCALE_IN = REPO / "ansible/ops/scale-in.yml"
 
@@ -192,29 +192,14 @@ def run_scale_in(tmp_path: Path, views: list[dict]) -> subprocess.CompletedProce
         }
     }
     (tmp_path / "hosts.yml").write_text(yaml.safe_dump(inv))
-    env = {
-        **os.environ,
-        "ANSIBLE_CONFIG": "ansible.cfg",
-        "ANSIBLE_LIBRARY": f"{lib}:{MODULE.parent}",
-        "ANSIBLE_NOCOLOR": "1",
-        "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-tmp"),
-    }
-    env.pop("ANSIBLE_FORCE_COLOR", None)
-    return subprocess.run(
-        [
-            str(Path(sys.executable).parent / "ansible-playbook"),
-            "-i",
-            str(tmp_path / "hosts.yml"),
-            "ops/scale-in.yml",
-            "-e",
-            json.dumps({"scale_in_hosts": ["dc1-kafka4"]}),
-        ],
-        cwd=REPO / "ansible",
-        env=env,
-        capture_output=True,
-        text=True,
+    return run_playbook(
+        tmp_path / "hosts.yml",
+        "ops/scale-in.yml",
+        "-e",
+        json.dumps({"scale_in_hosts": ["dc1-kafka4"]}),
+        tmp_path=tmp_path,
         timeout=180,
-        check=False,
+        env={"ANSIBLE_LIBRARY": f"{lib}:{MODULE.parent}"},
     )
 
 
