@@ -175,11 +175,11 @@ def test_the_role_refuses_an_unconfirmed_deletion_in_one_message(tmp_path: Path)
 
 
 def test_the_role_says_how_many_undeclared_bindings_it_removes_or_keeps(tmp_path: Path) -> None:
-    plan = {"removed": ["User:x ALLOW READ topic:a", "User:y ALLOW READ topic:b"]}
+    plan = {"undeclared": ["User:x ALLOW READ topic:a", "User:y ALLOW READ topic:b"]}
     hosts = {
-        "b1": {"dc": "dc1", "kafka_acls_exclusive": True, "kafka_access_acl_plan": plan},
-        "b2": {"dc": "dc2", "kafka_acls_exclusive": False, "kafka_access_acl_plan": plan},
-        "b3": {"dc": "dc3", "kafka_acls_exclusive": False, "kafka_access_acl_plan": {"removed": []}},
+        "b1": {"dc": "dc1", "kafka_acls_exclusive": True, "kafka_access_acls": plan},
+        "b2": {"dc": "dc2", "kafka_acls_exclusive": False, "kafka_access_acls": plan},
+        "b3": {"dc": "dc3", "kafka_acls_exclusive": False, "kafka_access_acls": {"undeclared": []}},
     }
     done = run_tasks(tmp_path, hosts, [role_task("Report the undeclared ACL bindings of {{ dc }}")])
     out = done.stdout
