@@ -176,6 +176,8 @@ def desired_bindings(entries: Sequence[Mapping[str, Any]]) -> set[AclKey]:
 class AclPlan:
     to_add: list[AclKey] = field(default_factory=list)
     to_remove: list[AclKey] = field(default_factory=list)
+    # Present, not declared, not protected: what `exclusive` removes, listed either way.
+    undeclared: list[AclKey] = field(default_factory=list)
     before: list[str] = field(default_factory=list)
     after: list[str] = field(default_factory=list)
 
@@ -210,13 +212,16 @@ def plan_acls(
     and topic bindings another owner manages (MirrorMaker 2's ACL sync on mirrored topics)."""
     to_add = sorted(desired - current)
     principals = set(protected_principals)
-    to_remove = (
-        sorted(k for k in current - desired if not _is_protected(k, principals, protected_topic_prefixes))
-        if exclusive
-        else []
-    )
+    undeclared = sorted(k for k in current - desired if not _is_protected(k, principals, protected_topic_prefixes))
+    to_remove = undeclared if exclusive else []
     after = (current - set(to_remove)) | set(to_add)
-    return AclPlan(to_add=to_add, to_remove=to_remove, before=render_all(current), after=render_all(after))
+    return AclPlan(
+        to_add=to_add,
+        to_remove=to_remove,
+        undeclared=undeclared,
+        before=render_all(current),
+        after=render_all(after),
+    )
 
 
 class AclStore(Protocol):

@@ -140,6 +140,43 @@ def plan_drain(
     return plan, moves
 
 
+def drain_candidates(
+    assignment: Mapping[Partition, list[int]], racks: Mapping[int, str], leaving: Iterable[int]
+) -> list[int]:
+    """The leaving brokers a drain still has to plan for: a broker an earlier run drained and
+    stopped is no longer registered and holds nothing, so a re-run leaves it out instead of failing."""
+    held = {b for replicas in assignment.values() for b in replicas}
+    return sorted(b for b in set(leaving) if b in racks or b in held)
+
+
+def partitions_on(assignment: Mapping[Partition, list[int]], brokers: Iterable[int]) -> dict[int, list[str]]:
+    """For each of `brokers` that still holds a replica, its partitions ("topic-3"), sorted."""
+    asked = set(brokers)
+    held: dict[int, list[str]] = {}
+    for (topic, partition), replicas in sorted(assignment.items()):
+        for b in set(replicas) & asked:
+            held.setdefault(b, []).append(f"{topic}-{partition}")
+    return dict(sorted(held.items()))
+
+
+def drained_refusal(assignment: Mapping[Partition, list[int]], brokers: Iterable[int], shown: int = 20) -> str:
+    """Why `brokers` must not be stopped yet ('' when none holds a replica): one line naming each
+    broker's partitions (the first `shown` of them)."""
+    held = partitions_on(assignment, brokers)
+    if not held:
+        return ""
+    parts = []
+    for b, names in held.items():
+        more = f" and {len(names) - shown} more" if len(names) > shown else ""
+        parts.append(f"broker {b} holds {len(names)}: {', '.join(names[:shown])}{more}")
+    return (
+        "refusing to stop brokers that still hold replicas (stopping them would take those replicas away; "
+        "a partition created during the drain can land on them): "
+        + "; ".join(parts)
+        + ". Run ops/scale-in.yml again to drain them"
+    )
+
+
 def _check_brokers(assignment: Mapping[Partition, list[int]], racks: Mapping[int, str], asked: list[int]) -> None:
     if not asked:
         raise PlanError("no brokers given")

@@ -16,10 +16,9 @@ import pytest
 import yaml
 
 from kafkakit.access_guards import GuardError, delete_confirmation, topic_deletion_refusal
+from tests.unit.ansible_run import REPO, run_playbook
 
-REPO = Path(__file__).resolve().parents[2]
 MODULES = REPO / "ansible/plugins/modules"
-ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
 
 OLD = {"name": "old", "partitions": 3, "state": "absent"}
 KEEP = {"name": "keep", "partitions": 3}
@@ -156,18 +155,7 @@ def run_tasks(
     play = [{"name": "kafka_access tasks", "hosts": "kafka_broker", "gather_facts": False, "tasks": tasks}]
     (tmp_path / "hosts.yml").write_text(yaml.safe_dump(inventory))
     (tmp_path / "play.yml").write_text(yaml.safe_dump(play, sort_keys=False))
-    env = {**os.environ, "ANSIBLE_CONFIG": str(REPO / "ansible/ansible.cfg"), "ANSIBLE_NOCOLOR": "1"}
-    env["ANSIBLE_LOCAL_TEMP"] = str(tmp_path / "tmp")
-    env.pop("ANSIBLE_FORCE_COLOR", None)
-    return subprocess.run(
-        [str(ANSIBLE_PLAYBOOK), "-i", str(tmp_path / "hosts.yml"), str(tmp_path / "play.yml"), *extra],
-        cwd=REPO / "ansible",
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_playbook(tmp_path / "hosts.yml", tmp_path / "play.yml", *extra, tmp_path=tmp_path)
 
 
 def test_the_role_refuses_an_unconfirmed_deletion_in_one_message(tmp_path: Path) -> None:
@@ -187,11 +175,11 @@ def test_the_role_refuses_an_unconfirmed_deletion_in_one_message(tmp_path: Path)
 
 
 def test_the_role_says_how_many_undeclared_bindings_it_removes_or_keeps(tmp_path: Path) -> None:
-    plan = {"removed": ["User:x ALLOW READ topic:a", "User:y ALLOW READ topic:b"]}
+    plan = {"undeclared": ["User:x ALLOW READ topic:a", "User:y ALLOW READ topic:b"]}
     hosts = {
-        "b1": {"dc": "dc1", "kafka_acls_exclusive": True, "kafka_access_acl_plan": plan},
-        "b2": {"dc": "dc2", "kafka_acls_exclusive": False, "kafka_access_acl_plan": plan},
-        "b3": {"dc": "dc3", "kafka_acls_exclusive": False, "kafka_access_acl_plan": {"removed": []}},
+        "b1": {"dc": "dc1", "kafka_acls_exclusive": True, "kafka_access_acls": plan},
+        "b2": {"dc": "dc2", "kafka_acls_exclusive": False, "kafka_access_acls": plan},
+        "b3": {"dc": "dc3", "kafka_acls_exclusive": False, "kafka_access_acls": {"undeclared": []}},
     }
     done = run_tasks(tmp_path, hosts, [role_task("Report the undeclared ACL bindings of {{ dc }}")])
     out = done.stdout

@@ -161,6 +161,12 @@ def test_non_exclusive_leaves_undeclared_bindings():
     assert plan.to_add == [key()]
 
 
+def test_undeclared_bindings_are_listed_whether_removed_or_kept():
+    for exclusive in (True, False):
+        plan = plan_acls({key()}, {key(), key(op="WRITE"), key(principal="User:admin")}, exclusive, ["User:admin"])
+        assert plan.undeclared == [key(op="WRITE")], exclusive
+
+
 def test_protected_principals_are_never_removed():
     admin = key(principal="User:admin", op="ALL")
     broker = key(principal="User:broker", rtype="cluster", name="kafka-cluster", op="CLUSTER_ACTION")

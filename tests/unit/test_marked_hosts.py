@@ -3,13 +3,9 @@ are Ansible's lazy objects and the markers are set_fact results, as in the roles
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
+from tests.unit.ansible_run import run_playbook
 
 PLAY = """\
 - name: Mark some hosts, as a role does before its roll
@@ -31,31 +27,7 @@ PLAY = """\
 def test_the_hosts_whose_marker_is_true_and_only_those(tmp_path: Path) -> None:
     (tmp_path / "play.yml").write_text(PLAY)
     (tmp_path / "hosts.ini").write_text("h1\nh2\nh3\nh4\n")
-    env = {
-        **os.environ,
-        "ANSIBLE_CONFIG": str(REPO / "ansible/ansible.cfg"),
-        "ANSIBLE_NOCOLOR": "1",
-        "ANSIBLE_LOCAL_TEMP": str(tmp_path / "tmp"),
-    }
-    env.pop("ANSIBLE_FORCE_COLOR", None)
-    done = subprocess.run(
-        [
-            str(ANSIBLE_PLAYBOOK),
-            "-i",
-            str(tmp_path / "hosts.ini"),
-            "-c",
-            "local",
-            "-e",
-            f"ansible_python_interpreter={sys.executable}",
-            str(tmp_path / "play.yml"),
-        ],
-        cwd=REPO / "ansible",
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = run_playbook(tmp_path / "hosts.ini", tmp_path / "play.yml", tmp_path=tmp_path, local=True)
     assert done.returncode == 0, done.stdout + done.stderr
     # h2 is marked false, h4 never marked (its role skipped the step): neither rolls.
     assert "marked=h1,h3" in done.stdout, done.stdout

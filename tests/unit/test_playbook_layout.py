@@ -3,19 +3,18 @@ ansible/lab/: the lab and the bench), and every place that names one names a fil
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[2]
-ANSIBLE = ROOT / "ansible"
-ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
+from tests.unit.ansible_run import ANSIBLE_DIR, ANSIBLE_PLAYBOOK, REPO, run_playbook
+
+# This file's short names for the checkout and ansible/, in its many paths.
+ROOT = REPO
+ANSIBLE = ANSIBLE_DIR
 
 LAYOUT = {
     ".": {"site.yml", "verify.yml", "preflight.yml", "spark.yml"},
@@ -153,24 +152,9 @@ def test_roles_and_imported_playbooks_do_not_build_paths_on_playbook_dir():
 
 
 @pytest.mark.skipif(not ANSIBLE_PLAYBOOK.exists(), reason="no ansible-playbook beside this python")
-def test_every_playbook_passes_the_syntax_check_from_ansible():
+def test_every_playbook_passes_the_syntax_check_from_ansible(tmp_path):
     # From ansible/ with its ansible.cfg: the roles, modules and filters resolve for the ops/ and
     # lab/ playbooks too (ansible.cfg's paths are relative to ansible.cfg, not to a playbook).
-    env = {**os.environ, "ANSIBLE_CONFIG": "ansible.cfg", "ANSIBLE_NOCOLOR": "1"}
-    env.pop("ANSIBLE_FORCE_COLOR", None)
-    done = subprocess.run(
-        [
-            str(ANSIBLE_PLAYBOOK),
-            "-i",
-            "localhost,",
-            "--syntax-check",
-            *(str(p.relative_to(ANSIBLE)) for p in playbooks()),
-        ],
-        cwd=ANSIBLE,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    names = [str(p.relative_to(ANSIBLE)) for p in playbooks()]
+    done = run_playbook("localhost,", "--syntax-check", *names, tmp_path=tmp_path, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr

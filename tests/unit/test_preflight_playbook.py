@@ -8,21 +8,17 @@ The preflight only runs on localhost, so the fixture hosts are never contacted.
 from __future__ import annotations
 
 import copy
-import os
 import shutil
 import subprocess
-import sys
-import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import yaml
 
-REPO = Path(__file__).resolve().parents[2]
-ANSIBLE_DIR = REPO / "ansible"
+from tests.unit.ansible_run import ANSIBLE_DIR, REPO, failure_msg, run_playbook
+
 GOOD = Path(__file__).parent / "fixtures" / "preflight_good.yml"
-ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
 
 Inventory = dict
 Mutation = Callable[[Inventory], None]
@@ -41,34 +37,7 @@ def run_preflight(inv: Inventory, tmp_path: Path, playbook: str = "preflight.yml
     """preflight.yml (or a playbook importing it) against `inv`, whatever its outcome."""
     path = tmp_path / "hosts.yml"
     path.write_text(yaml.safe_dump(inv, sort_keys=False))
-    env = {
-        **os.environ,
-        "ANSIBLE_CONFIG": "ansible.cfg",
-        "ANSIBLE_NOCOLOR": "1",
-        "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-tmp"),
-    }
-    env.pop("ANSIBLE_FORCE_COLOR", None)
-    return subprocess.run(
-        [str(ANSIBLE_PLAYBOOK), "-i", str(path), playbook],
-        cwd=ANSIBLE_DIR,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
-def failure_msg(stdout: str) -> object:
-    """The `msg` of the failed task, parsed from the yaml result format (ansible.cfg)."""
-    lines = stdout.splitlines()
-    start = next(i for i, line in enumerate(lines) if "FAILED! =>" in line)
-    block = []
-    for line in lines[start + 1 :]:
-        if not line.strip():
-            break
-        block.append(line)
-    return yaml.safe_load(textwrap.dedent("\n".join(block)))["msg"]
+    return run_playbook(path, playbook, tmp_path=tmp_path)
 
 
 @pytest.fixture(scope="module")
@@ -400,25 +369,6 @@ def test_broken_kraft_inventory_is_refused_with_its_message(case, good, tmp_path
 # --- the lab's own inventory passes; a refused inventory stops site.yml before any host -------------
 
 
-def run_playbook(inventory: Path, playbook: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "ANSIBLE_CONFIG": "ansible.cfg",
-        "ANSIBLE_NOCOLOR": "1",
-        "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-tmp"),
-    }
-    env.pop("ANSIBLE_FORCE_COLOR", None)
-    return subprocess.run(
-        [str(ANSIBLE_PLAYBOOK), "-i", str(inventory), playbook],
-        cwd=ANSIBLE_DIR,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
-
-
 def test_the_lab_inventory_with_its_group_vars_passes(tmp_path):
     # The lab's hosts (lab-config.yml, as lab-up.yml writes them) beside a copy of its real
     # group_vars: its topics, users, ACLs and generated secrets pass every input rule. The copy
@@ -442,7 +392,7 @@ def test_the_lab_inventory_with_its_group_vars_passes(tmp_path):
     inventory = tmp_path / "inventories" / "local"
     shutil.copytree(REPO / "inventories" / "local" / "group_vars", inventory / "group_vars")
     (inventory / "hosts.yml").write_text(yaml.safe_dump(build_inventory(records), sort_keys=False))
-    done = run_playbook(inventory, "preflight.yml", tmp_path)
+    done = run_playbook(inventory, "preflight.yml", tmp_path=tmp_path, timeout=180)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "failed=0" in done.stdout
     assert sorted(p.name for p in (tmp_path / "build" / "lab" / "secrets").iterdir())  # lookups ran there
@@ -455,7 +405,7 @@ def test_a_refused_inventory_stops_site_yml_before_any_host(good, tmp_path):
     inv["all"]["vars"].update(ansible_host="127.0.0.1", ansible_port=1, ansible_connection="ssh")
     path = tmp_path / "hosts.yml"
     path.write_text(yaml.safe_dump(inv, sort_keys=False))
-    done = run_playbook(path, "site.yml", tmp_path)
+    done = run_playbook(path, "site.yml", tmp_path=tmp_path, timeout=180)
     assert done.returncode != 0
     assert "retention.msx" in str(failure_msg(done.stdout))
     plays = [line for line in done.stdout.splitlines() if line.startswith("PLAY [")]

@@ -10,17 +10,14 @@ run would print a password if a task let it through.
 from __future__ import annotations
 
 import copy
-import os
 import re
 import subprocess
-import sys
 import uuid
 from pathlib import Path
 
 import yaml
 
-REPO = Path(__file__).resolve().parents[2]
-ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
+from tests.unit.ansible_run import REPO, run_playbook
 
 MM2_TASK = ("mirrormaker2", "main.yml", "Write the MirrorMaker configuration")
 CLIENT_TASK = ("kafka_access", "main.yml", "Write the admin's Java and librdkafka client configs of {{ dc }}")
@@ -86,33 +83,15 @@ HOST_VARS = {
 
 
 def run(tmp_path: Path, passwords: str, *extra: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "ANSIBLE_CONFIG": str(REPO / "ansible/ansible.cfg"),
-        "ANSIBLE_NOCOLOR": "1",
-        "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-tmp"),
-    }
-    env.pop("ANSIBLE_FORCE_COLOR", None)
-    return subprocess.run(
-        [
-            str(ANSIBLE_PLAYBOOK),
-            "-i",
-            str(tmp_path / "hosts.ini"),
-            "-c",
-            "local",
-            "-e",
-            f"ansible_python_interpreter={sys.executable}",
-            "-e",
-            f"kafka_mirrormaker_password={passwords} kafka_admin_password={passwords}",
-            *extra,
-            str(tmp_path / "play.yml"),
-        ],
-        cwd=REPO / "ansible",
-        env=env,
-        capture_output=True,
-        text=True,
+    return run_playbook(
+        tmp_path / "hosts.ini",
+        "-e",
+        f"kafka_mirrormaker_password={passwords} kafka_admin_password={passwords}",
+        *extra,
+        tmp_path / "play.yml",
+        tmp_path=tmp_path,
+        local=True,
         timeout=180,
-        check=False,
     )
 
 

@@ -61,6 +61,11 @@ author: kafkakit
 RETURN = r"""
 added: {description: Bindings created, one line each., type: list, elements: str, returned: always}
 removed: {description: Bindings deleted, one line each., type: list, elements: str, returned: always}
+undeclared:
+  description: Bindings present but not declared (nor protected), one line each; what I(exclusive) removes.
+  type: list
+  elements: str
+  returned: always
 diff: {description: All bindings before and after, sorted one-line strings., type: dict, returned: always}
 """
 
@@ -92,7 +97,7 @@ def main() -> None:
         supports_check_mode=True,
     )
     mask_only_secrets(module)
-    from kafkakit.acls import AclError, AdminAclStore, apply_acls, desired_bindings
+    from kafkakit.acls import AclError, AdminAclStore, apply_acls, desired_bindings, render_all
     from kafkakit.admin import admin_client
 
     p = module.params
@@ -112,6 +117,7 @@ def main() -> None:
         changed=plan.changed,
         added=plan.added,
         removed=plan.removed,
+        undeclared=render_all(plan.undeclared),
         diff=text_diff(plan.before, plan.after),
     )
 

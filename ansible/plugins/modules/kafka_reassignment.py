@@ -13,11 +13,15 @@ description:
     replica off O(brokers). Returns the document C(kafka-reassign-partitions --execute) reads.
   - C(state=finish), once the tool has completed the moves, elects each partition's preferred
     leader (so the new brokers lead their share) and fails if a replication throttle is still set.
+  - C(state=drained) re-reads the assignment and fails, naming the partitions, if any of O(brokers)
+    still holds a replica (scale-in checks this right before stopping a broker).
+  - C(state=drain) leaves out brokers that are neither registered nor hold a replica (drained and
+    stopped by an earlier run), so a scale-in can be run again.
   - Runs on the Ansible controller (C(delegate_to) localhost). Never changes the cluster itself.
 options:
   bootstrap_servers: {type: str, required: true, description: Comma-separated host:port list.}
   client_config: {type: dict, default: {}, description: Extra librdkafka settings (security).}
-  state: {type: str, default: fill, choices: [fill, drain, finish], description: What to plan or check.}
+  state: {type: str, default: fill, choices: [fill, drain, finish, drained], description: What to plan or check.}
   brokers: {type: list, elements: int, default: [], description: Broker ids to fill or drain.}
 author: kafkakit
 """
@@ -30,6 +34,7 @@ replicas_before: {description: Replicas per broker now., type: dict, returned: f
 replicas_after: {description: Replicas per broker once the plan is done., type: dict, returned: fill and drain}
 throttles: {description: Replication throttles still set., type: list, returned: finish}
 elected: {description: Partitions whose leader the election changed., type: int, returned: finish}
+holding: {description: "Partitions still on each broker: {id: [topic-partition]}.", type: dict, returned: drained}
 """
 
 from ansible.module_utils.basic import AnsibleModule
@@ -42,7 +47,7 @@ def main() -> None:
         argument_spec={
             "bootstrap_servers": {"type": "str", "required": True},
             "client_config": {"type": "dict", "default": {}, "no_log": True},
-            "state": {"type": "str", "default": "fill", "choices": ["fill", "drain", "finish"]},
+            "state": {"type": "str", "default": "fill", "choices": ["fill", "drain", "finish", "drained"]},
             "brokers": {"type": "list", "elements": "int", "default": []},
         },
         supports_check_mode=True,
@@ -51,8 +56,11 @@ def main() -> None:
     from kafkakit.admin import admin_client
     from kafkakit.reassignment import (
         PlanError,
+        drain_candidates,
+        drained_refusal,
         elect_preferred_leaders,
         empty_brokers,
+        partitions_on,
         plan_drain,
         plan_scale_out,
         read_cluster,
@@ -71,9 +79,20 @@ def main() -> None:
         if left:
             module.fail_json(msg=f"replication throttles are still set: {left}", elected=elected, throttles=left)
         module.exit_json(changed=elected > 0, elected=elected, throttles=left)
-    brokers = p["brokers"] or (empty_brokers(assignment, racks) if p["state"] == "fill" else [])
-    if p["state"] == "fill" and not brokers:
-        # Nothing new in this data centre: an empty plan, not an error.
+    if p["state"] == "drained":
+        if not p["brokers"]:
+            module.fail_json(msg="state=drained needs the brokers to check")
+        holding = {str(b): names for b, names in partitions_on(assignment, p["brokers"]).items()}
+        refusal = drained_refusal(assignment, p["brokers"])
+        if refusal:
+            module.fail_json(msg=refusal, holding=holding)
+        module.exit_json(changed=False, holding=holding)
+    if p["state"] == "drain" and p["brokers"]:
+        brokers = drain_candidates(assignment, racks, p["brokers"])
+    else:
+        brokers = p["brokers"] or (empty_brokers(assignment, racks) if p["state"] == "fill" else [])
+    if not brokers and (p["state"] == "fill" or p["brokers"]):
+        # Nothing new in this data centre, or every leaving broker already gone: an empty plan.
         module.exit_json(
             changed=False,
             reassignment=reassignment_json(assignment, assignment),

@@ -1,0 +1,53 @@
+"""Filters for the day-2 operations' guards: one copy of the rules, in kafkakit.ops_guards."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from kafkakit import ops_guards, pki_guard
+
+
+def _plain(groups: Any) -> dict[str, list[str]]:
+    return {k: list(v) for k, v in dict(groups).items()}
+
+
+def kafkakit_dr_drill_refusal(source: Any, target: Any, confirmation: Any, groups: Any) -> str:
+    """Why the DR drill must not take `source` down ('' when confirmed by the data centre's name)."""
+    return ops_guards.dr_drill_refusal(source, target, confirmation, _plain(groups))
+
+
+def kafkakit_dr_drill_victims(source: Any, groups: Any) -> list[str]:
+    """The brokers and ZooKeeper servers the drill kills."""
+    return ops_guards.dr_drill_victims(_plain(groups), str(source))
+
+
+def _text(slurped: object) -> str | None:
+    """A slurp result's file content, None when the file was absent."""
+    if not isinstance(slurped, dict) or "content" not in slurped:
+        return None
+    return base64.b64decode(slurped["content"]).decode(errors="replace")
+
+
+def kafkakit_pki_new_ca_refusal(hosts: list[str], hostvars: Any, ca_dir: str, confirmation: Any) -> str:
+    """Why kafka_pki must not sign with the CA in `ca_dir` ('' when it may); each host's
+    kafka_pki_current / kafka_pki_held_bundle are its slurped host.crt and ca.crt."""
+    held = {
+        h: pki_guard.Held(
+            _text(hostvars[h].get("kafka_pki_current")),
+            _text(hostvars[h].get("kafka_pki_held_bundle")),
+        )
+        for h in hosts
+    }
+    ca_dir = str(ca_dir)
+    known = pki_guard.controller_cas(ca_dir) if ca_dir.strip() else []
+    return pki_guard.new_ca_refusal(ca_dir, known, held, confirmation)
+
+
+class FilterModule:
+    def filters(self) -> dict[str, Any]:
+        return {
+            "kafkakit_dr_drill_refusal": kafkakit_dr_drill_refusal,
+            "kafkakit_dr_drill_victims": kafkakit_dr_drill_victims,
+            "kafkakit_pki_new_ca_refusal": kafkakit_pki_new_ca_refusal,
+        }

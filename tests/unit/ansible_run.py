@@ -1,0 +1,70 @@
+"""ansible-playbook run from a unit test: the kit's own ansible.cfg and plugins, from ansible/, on
+an inventory the test wrote to tmp_path, and the failed task's message read back from its output."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Mapping
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+ANSIBLE_DIR = REPO / "ansible"
+# The one installed beside this python (the venv's), whatever PATH holds.
+ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
+
+
+def run_playbook(
+    inventory: Path | str,
+    *args: Path | str,
+    tmp_path: Path,
+    local: bool = False,
+    timeout: float = 120,
+    env: Mapping[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """`ansible-playbook -i <inventory> [-c local ...] <args>` from ansible/, whatever its outcome.
+
+    `args` hold the playbook(s) and options, in order. `local` runs every host on this machine with
+    this python, so modules find the venv's packages. `env` adds to (or overrides) the environment.
+    """
+    run_env = {
+        **os.environ,
+        "ANSIBLE_CONFIG": str(ANSIBLE_DIR / "ansible.cfg"),
+        # Plain text to match against, and Ansible's temp files kept out of the home folder.
+        "ANSIBLE_NOCOLOR": "1",
+        "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-tmp"),
+        **(env or {}),
+    }
+    run_env.pop("ANSIBLE_FORCE_COLOR", None)  # it would win over ANSIBLE_NOCOLOR
+    connection = ["-c", "local", "-e", f"ansible_python_interpreter={sys.executable}"] if local else []
+    return subprocess.run(
+        [str(ANSIBLE_PLAYBOOK), "-i", str(inventory), *connection, *map(str, args)],
+        cwd=ANSIBLE_DIR,
+        env=run_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def failure_msg(stdout: str) -> object:
+    """The `msg` of the first failed task, parsed from the yaml result format (ansible.cfg): a
+    string, or whatever the task's msg was (a list of problems, for the preflight)."""
+    lines = stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if "FAILED! =>" in line)
+    block = []
+    for line in lines[start + 1 :]:
+        if not line.strip():
+            break
+        block.append(line)
+    return yaml.safe_load(textwrap.dedent("\n".join(block)))["msg"]
+
+
+def failure_text(stdout: str) -> str:
+    """failure_msg as text, for guards whose message is one string."""
+    return str(failure_msg(stdout))
