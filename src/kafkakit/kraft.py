@@ -80,9 +80,11 @@ def parse_replication(text: str) -> list[Replica]:
     return rows
 
 
-def quorum_health(status_text: str, replication_text: str, expected_voters: list[int], max_lag: int) -> QuorumHealth:
+def quorum_health(
+    status_text: str, replication_text: str, expected_voters: list[int], max_lag: int, ignore: list[int] | None = None
+) -> QuorumHealth:
     """Healthy: a leader, every expected voter in the voter set, and each voter at most max_lag
-    records behind the leader."""
+    records behind the leader; `ignore`d voters (one being replaced) may lag."""
     status = parse_status(status_text)
     replicas = parse_replication(replication_text)
     health = QuorumHealth()
@@ -101,6 +103,8 @@ def quorum_health(status_text: str, replication_text: str, expected_voters: list
         health.problems.append(f"controllers {missing} are not voters (voters: {health.voters})")
     by_id = {r.node_id: r for r in replicas if r.status in ("Leader", "Follower")}
     for voter in health.voters:
+        if voter in (ignore or []):
+            continue
         replica = by_id.get(voter)
         if replica is None or replica.lag < 0 or replica.lag > max_lag:
             health.lagging.append(voter)
@@ -121,3 +125,57 @@ def controller_roll_order(hosts: list[str], controller_ids: dict[str, int], lead
     quorum leader (the active controller) last, so the quorum elects once per roll."""
     followers = [h for h in hosts if controller_ids.get(h) != leader]
     return followers + [h for h in hosts if controller_ids.get(h) == leader]
+
+
+@dataclass
+class Membership:
+    """How a DC's controllers stand in the voter set (KIP-853 names a voter by node id and the
+    directory id of its metadata log): `join` are (id, directory) not yet voters; `stale` maps an id
+    to the directory of a voter it no longer has (a lost or replaced disk); `extra` are voter ids
+    no inventory controller has."""
+
+    join: list[int] = field(default_factory=list)
+    stale: dict[int, str] = field(default_factory=dict)
+    extra: list[int] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        # String keys: the dict goes through Ansible facts, where keys become text anyway.
+        return {"join": self.join, "stale": {str(k): v for k, v in self.stale.items()}, "extra": self.extra}
+
+
+def voter_keys(status_text: str) -> list[tuple[int, str]]:
+    """(id, directory id) of each voter of `describe --status`."""
+    voters = parse_status(status_text).get("CurrentVoters") or []
+    return [
+        (int(v["id"]), str(v.get("directoryId", "")))
+        for v in voters  # type: ignore[union-attr]
+        if isinstance(v, dict) and "id" in v
+    ]
+
+
+def voter_directory(status_text: str, node_id: int) -> str:
+    """The directory id the voter set holds for node_id ('' when it is not a voter)."""
+    return next((d for v, d in voter_keys(status_text) if v == node_id), "")
+
+
+def membership(status_text: str, controllers: dict[int, str]) -> Membership:
+    """Compare the voter set with the controllers' own (id -> directory id, from meta.properties)."""
+    voters = voter_keys(status_text)
+    found = Membership()
+    for node_id, directory in sorted(controllers.items()):
+        if (node_id, directory) in voters:
+            continue
+        found.join.append(node_id)
+        for voter_id, voter_dir in voters:
+            if voter_id == node_id:
+                found.stale[node_id] = voter_dir
+    found.extra = sorted({v for v, _ in voters} - set(controllers))
+    return found
+
+
+def observer_lag(replication_text: str, node_id: int, directory_id: str) -> int:
+    """Records the observer (node id, directory id) is behind the leader; -1 if it is not fetching."""
+    for replica in parse_replication(replication_text):
+        if replica.node_id == node_id and replica.directory_id == directory_id and replica.status == "Observer":
+            return replica.lag
+    return -1

@@ -43,3 +43,44 @@ def dr_drill_refusal(source: Any, target: Any, confirmation: Any, groups: Mappin
             f"({stops}); check dr_source and the inventory, then confirm with -e {DR_CONFIRM_VAR}={source}"
         )
     return ""
+
+
+CONTROLLER_CONFIRM_VARS = {"replace": "controller_replace_confirm", "remove": "controller_remove_confirm"}
+CONTROLLER_HOST_VARS = {"replace": "controller_replace", "remove": "controller_remove"}
+# A quorum of 3 survives one controller down; fewer survives none.
+MIN_CONTROLLERS = 3
+
+
+def controller_change_refusal(
+    operation: str, host: Any, confirmation: Any, groups: Mapping[str, Iterable[str]], dc_of: Mapping[str, str]
+) -> str:
+    """Why ops/replace-controller.yml or ops/remove-controller.yml must not touch `host` ('' when
+    it may): the host must be a KRaft controller of the inventory, removal must leave at least 3
+    voters, and the operator must name the host in the confirmation."""
+    host_var, confirm_var = CONTROLLER_HOST_VARS[operation], CONTROLLER_CONFIRM_VARS[operation]
+    name = "" if host is None else str(host).strip()
+    controllers = list(groups.get("kafka_controller", []))
+    known = f"(controllers: {', '.join(controllers) or 'none'})"
+    if not name:
+        return f"name the controller to {operation}: -e {host_var}=<host> {known}"
+    if name not in controllers:
+        return f"{host_var}={name} is not a kafka_controller host of this inventory {known}"
+    dc = dc_of.get(name, "")
+    peers = [h for h in controllers if dc_of.get(h) == dc]
+    if operation == "remove" and len(peers) - 1 < MIN_CONTROLLERS:
+        kept = ", ".join(p for p in peers if p != name)
+        return (
+            f"refusing to remove {name}: {dc} would keep {len(peers) - 1} controller(s) ({kept}), and a quorum "
+            f"of fewer than {MIN_CONTROLLERS} cannot lose a controller; add one first (ops/add-controller.yml)"
+        )
+    what = (
+        f"moves {name}'s metadata directory aside, formats an empty one and swaps its voter in {dc}'s quorum "
+        f"(until it has caught up, {dc} cannot lose another controller)"
+        if operation == "replace"
+        else f"takes {name} out of {dc}'s quorum ({len(peers) - 1} voters left) and stops it"
+    )
+    confirmed = "" if confirmation is None else str(confirmation).strip()
+    if confirmed != name:
+        said = f"{confirm_var}={confirmed} does not name {name}" if confirmed else f"refusing to {operation} {name}"
+        return f"{said}: this {what}; to go ahead: -e {confirm_var}={name}"
+    return ""

@@ -59,10 +59,10 @@ def assert_clean(outcome: Outcome) -> None:
     assert outcome.duplicated == 0, outcome
 
 
-def run_scenario(name: str, conf: dict[str, str], fault: Callable[[str], None]) -> Outcome:
+def run_scenario(name: str, conf: dict[str, str], fault: Callable[[str], None], replicas: int = 3) -> Outcome:
     topic = f"fault-{uuid.uuid4().hex[:8]}"
     # Retried with a fresh client: the previous scenario may have moved the controller.
-    create_topics_retrying(conf, [NewTopic(topic, 6, 3)])
+    create_topics_retrying(conf, [NewTopic(topic, 6, replicas)])
     wait_until("leaders", lambda: leader_of(conf, topic) >= 0, 30)
     report = ProduceReport()
     stop = threading.Event()

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from kafkakit.kraft import initial_voters, parse_replication, parse_status, quorum_health
+from kafkakit.kraft import (
+    initial_voters,
+    membership,
+    observer_lag,
+    parse_replication,
+    parse_status,
+    quorum_health,
+    voter_directory,
+)
 
 STATUS = """ClusterId:              MkU3OEVBNTcwNTJENDM2Qk
 LeaderId:               102
@@ -69,3 +77,45 @@ def test_initial_voters() -> None:
     ]
     with pytest.raises(ValueError):
         initial_voters([(101, "10.0.0.1")], 9094, [""])
+
+
+def test_membership_of_a_whole_quorum_is_empty() -> None:
+    found = membership(STATUS, {101: "a", 102: "b", 103: "c"})
+    assert found.as_dict() == {"join": [], "stale": {}, "extra": []}
+
+
+def test_a_controller_with_a_new_directory_joins_and_its_old_voter_is_stale() -> None:
+    # 101's disk was replaced: the voter set still names its old directory.
+    found = membership(STATUS, {101: "z", 102: "b", 103: "c"})
+    assert found.join == [101]
+    assert found.stale == {101: "a"}
+    assert found.extra == []
+    assert found.as_dict()["stale"] == {"101": "a"}
+
+
+def test_a_new_controller_joins_and_a_departed_voter_is_extra() -> None:
+    found = membership(STATUS, {102: "b", 103: "c", 104: "e"})
+    assert found.join == [104]
+    assert found.stale == {}
+    assert found.extra == [101]
+
+
+def test_observer_lag_matches_id_and_directory() -> None:
+    text = (
+        replication()
+        + "101     zzzzzzzzzzzzzzzzzzzzzz  400             20      1795496691800           1795496691800           Observer\n"
+    )
+    assert observer_lag(text, 101, "zzzzzzzzzzzzzzzzzzzzzz") == 20
+    # The voter row of the same id (another directory) is not the observer.
+    assert observer_lag(text, 101, "aaaaaaaaaaaaaaaaaaaaaa") == -1
+    assert observer_lag(replication(), 104, "e") == -1
+
+
+def test_an_ignored_voter_may_lag() -> None:
+    health = quorum_health(STATUS, replication(lag=500), [101, 102], max_lag=20, ignore=[103])
+    assert health.problems == []
+
+
+def test_voter_directory() -> None:
+    assert voter_directory(STATUS, 102) == "b"
+    assert voter_directory(STATUS, 1) == ""

@@ -4,12 +4,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafkakit.kraft import controller_roll_order, initial_voters, quorum_health
+from kafkakit.kraft import (
+    controller_roll_order,
+    initial_voters,
+    membership,
+    observer_lag,
+    quorum_health,
+    voter_directory,
+)
 
 
-def kafkakit_quorum_health(status: str, replication: str, expected_voters: Any, max_lag: int = 0) -> dict:
+def kafkakit_quorum_health(
+    status: str, replication: str, expected_voters: Any, max_lag: int = 0, ignore: Any = None
+) -> dict:
     """{leader, voters, observers, lagging, problems} of a quorum; problems empty: healthy."""
-    return quorum_health(str(status), str(replication), [int(v) for v in expected_voters or []], int(max_lag)).as_dict()
+    return quorum_health(
+        str(status),
+        str(replication),
+        [int(v) for v in expected_voters or []],
+        int(max_lag),
+        [int(v) for v in ignore or []],
+    ).as_dict()
 
 
 def kafkakit_initial_voters(controllers: Any, hostvars: Any, port: int, directory_ids: Any) -> list[str]:
@@ -27,10 +42,46 @@ def kafkakit_controller_roll_order(hosts: Any, hostvars: Any, leader: int) -> li
     return controller_roll_order(hosts, {h: int(hostvars[h]["controller_id"]) for h in hosts}, int(leader))
 
 
+def kafkakit_quorum_membership(status: str, directories: Any) -> dict:
+    """{join, stale, extra}: which controllers (id -> directory id) the voter set lacks or holds stale."""
+    return membership(str(status), {int(k): str(v) for k, v in dict(directories).items()}).as_dict()
+
+
+def kafkakit_observer_lag(replication: str, node_id: int, directory_id: str) -> int:
+    """How far the observer (id, directory id) is behind the leader; -1 when it does not fetch."""
+    return observer_lag(str(replication), int(node_id), str(directory_id))
+
+
+def kafkakit_controller_directories(hosts: Any, hostvars: Any) -> dict[int, str]:
+    """controller_id -> directory id of its metadata log (the format step's kafka_controller_format)."""
+    return {
+        int(hostvars[h]["controller_id"]): str(
+            (hostvars[h].get("kafka_controller_format") or {}).get("directory_id", "")
+        )
+        for h in hosts
+    }
+
+
+def kafkakit_controllers_with_ids(hosts: Any, hostvars: Any, ids: Any) -> list[str]:
+    """The hosts whose controller_id is among ids (the voter set speaks in ids, the plays in hosts)."""
+    wanted = {int(i) for i in ids or []}
+    return [h for h in hosts if int(hostvars[h]["controller_id"]) in wanted]
+
+
+def kafkakit_voter_directory(status: str, node_id: Any) -> str:
+    """The directory id of node_id's voter in `describe --status` output ('' if not a voter)."""
+    return voter_directory(str(status), int(node_id))
+
+
 class FilterModule:
     def filters(self) -> dict:
         return {
             "kafkakit_quorum_health": kafkakit_quorum_health,
             "kafkakit_initial_voters": kafkakit_initial_voters,
             "kafkakit_controller_roll_order": kafkakit_controller_roll_order,
+            "kafkakit_quorum_membership": kafkakit_quorum_membership,
+            "kafkakit_observer_lag": kafkakit_observer_lag,
+            "kafkakit_controller_directories": kafkakit_controller_directories,
+            "kafkakit_controllers_with_ids": kafkakit_controllers_with_ids,
+            "kafkakit_voter_directory": kafkakit_voter_directory,
         }

@@ -44,10 +44,18 @@ def kafkakit_pki_new_ca_refusal(hosts: list[str], hostvars: Any, ca_dir: str, co
     return pki_guard.new_ca_refusal(ca_dir, known, held, confirmation)
 
 
+def kafkakit_controller_change_refusal(host: Any, operation: str, confirmation: Any, groups: Any, hostvars: Any) -> str:
+    """Why a controller replacement/removal must not run ('' when confirmed by the host's name)."""
+    plain = _plain(groups)
+    dc_of = {h: str(hostvars[h].get("dc", "")) for h in plain.get("kafka_controller", [])}
+    return ops_guards.controller_change_refusal(str(operation), host, confirmation, plain, dc_of)
+
+
 class FilterModule:
     def filters(self) -> dict[str, Any]:
         return {
             "kafkakit_dr_drill_refusal": kafkakit_dr_drill_refusal,
             "kafkakit_dr_drill_victims": kafkakit_dr_drill_victims,
             "kafkakit_pki_new_ca_refusal": kafkakit_pki_new_ca_refusal,
+            "kafkakit_controller_change_refusal": kafkakit_controller_change_refusal,
         }

@@ -102,6 +102,12 @@ formatted: {description: The directories formatted (check mode - to be formatted
 already_formatted: {description: Directories already formatted for this cluster and node., type: list, returned: always}
 node_id: {description: The node id of the config., type: int, returned: always}
 cluster_id: {description: The cluster id., type: str, returned: always}
+directory_id:
+  description:
+    - C(directory.id) of the metadata log directory (C(metadata.log.dir), else the first log directory),
+      as the dynamic quorum knows this node; empty in check mode before a first format.
+  type: str
+  returned: always
 """
 
 import os
@@ -203,6 +209,16 @@ def inspect_dir(path: str, cluster_id: str, node_id: int) -> str | None:
             "refusing to reformat it"
         )
     return "formatted"
+
+
+def metadata_directory_id(config: dict[str, str]) -> str:
+    """directory.id of the metadata log directory (KIP-853 names a voter by node id and this), or ''."""
+    path = config.get("metadata.log.dir", "").strip() or node_dirs(config)[0]
+    try:
+        with open(os.path.join(path, META), encoding="utf-8") as f:
+            return read_properties(f.read()).get("directory.id", "")
+    except OSError:
+        return ""
 
 
 def plan_format(dirs: list[str], cluster_id: str, node_id: int) -> Plan:
@@ -323,6 +339,7 @@ def main() -> None:
         "formatted": [],
         "already_formatted": [],
         "dirs": [],
+        "directory_id": "",
     }
     try:
         with open(p["config"], encoding="utf-8") as f:
@@ -336,6 +353,7 @@ def main() -> None:
     if plan.problems:
         module.fail_json(msg="refusing to format: " + " | ".join(plan.problems), **result)
     if not plan.to_format:
+        result["directory_id"] = metadata_directory_id(config)
         module.exit_json(**result)
     result.update(changed=True, formatted=plan.to_format)
     if module.check_mode:
@@ -354,6 +372,7 @@ def main() -> None:
         module.fail_json(msg="after kafka-storage format: " + " | ".join(after.problems or after.to_format), **result)
     chown_tree(module, plan.to_format, p["owner"], p["group"])
     result["stdout"] = output
+    result["directory_id"] = metadata_directory_id(config)
     module.exit_json(**result)
 
 
