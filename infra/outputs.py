@@ -60,9 +60,19 @@ def host_record(host: ClusterHost, bucket: pulumi.Input[str], extra: Mapping[str
     ).apply(record)
 
 
+# roles/kafka_common's kafka_kraft_version (Pulumi does not read the roles; a copy, tied to it by
+# tests/unit/infra/test_infra_kraft.py).
+KRAFT_KAFKA_VERSION = "4.3.1"
+
+
 def data_centre_vars(cfg: StackConfig) -> dict[str, dict[str, Any]]:
-    """Each DC group's variables: its metadata mode, as the lab sets it in group_vars/<dc>.yml."""
-    return {dc.name: {"kafka_metadata_mode": dc.metadata_mode} for dc in cfg.data_centres}
+    """Each DC group's variables, as the lab sets them in group_vars/<dc>.yml: its metadata mode,
+    and for a KRaft DC the Kafka 4.x release it runs."""
+    return {
+        dc.name: {"kafka_metadata_mode": dc.metadata_mode}
+        | ({"kafka_version": KRAFT_KAFKA_VERSION} if dc.metadata_mode == "kraft" else {})
+        for dc in cfg.data_centres
+    }
 
 
 def inventory_output(groups: Sequence[tuple[HostGroup, pulumi.Input[str]]], cfg: StackConfig) -> pulumi.Output[dict]:

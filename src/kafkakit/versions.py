@@ -37,6 +37,13 @@ ROLE_PINS: tuple[tuple[str, str, str, str], ...] = (
         "newest 3.9 patch: the last line with ZooKeeper, and the one the ZooKeeper→KRaft migration runs on",
     ),
     (
+        "Apache Kafka (KRaft mode)",
+        "kafka_common",
+        "kafka_kraft_version",
+        "newest 4.x release whose kafka_2.13, kafka-server and kafka-tools all resolve from Maven Central "
+        "(4.2.2 and 4.4.0 lack kafka-tools)",
+    ),
+    (
         "Apache ZooKeeper",
         "zookeeper",
         "zookeeper_version",

@@ -22,7 +22,8 @@ def test_pins_come_from_the_role_defaults_and_the_lock(tmp_path):
     for role, var in [(r, v) for _, r, v, _ in versions.ROLE_PINS]:
         d = tmp_path / "roles" / role / "defaults"
         d.mkdir(parents=True, exist_ok=True)
-        (d / "main.yml").write_text(f"---\n{var}: 9.9.{len(role)}\n")
+        with (d / "main.yml").open("a") as f:
+            f.write(f"{var}: 9.9.{len(role)}\n")
     lock = "\n".join(f"{pkg.replace('_', '-').upper()}==1.{i}" for i, (_, pkg, _) in enumerate(versions.LOCK_PINS))
     (tmp_path / "requirements.lock").write_text(lock + "\n")
     got = {p.component: p.version for p in versions.pins(tmp_path)}
@@ -48,6 +49,15 @@ def test_a_stale_readme_is_refused_and_rewritten(tmp_path):
 
 def test_the_makefile_takes_component_versions_from_the_roles():
     makefile = (ROOT / "Makefile").read_text()
-    for name in ("KAFKA_VERSION", "ZOOKEEPER_VERSION", "SPARK_VERSION", "JMX_EXPORTER_VERSION"):
+    for name in ("KAFKA_VERSION", "KAFKA_KRAFT_VERSION", "ZOOKEEPER_VERSION", "SPARK_VERSION", "JMX_EXPORTER_VERSION"):
         line = re.search(rf"^{name}\s*\?=(.*)$", makefile, re.M)
         assert line and "role_default" in line.group(1), f"{name} must be read from its role's defaults"
+
+
+def test_the_kraft_data_centres_run_the_pinned_kraft_release():
+    pinned = versions.role_default("kafka_common", "kafka_kraft_version")
+    lab_dc2 = (ROOT / "inventories/local/group_vars/dc2.yml").read_text()
+    assert re.search(rf"^kafka_version: {re.escape(pinned)}\b", lab_dc2, re.M), "the lab runs another KRaft release"
+    from infra.outputs import KRAFT_KAFKA_VERSION
+
+    assert pinned == KRAFT_KAFKA_VERSION, "infra/outputs.py's copy of kafka_kraft_version is stale"

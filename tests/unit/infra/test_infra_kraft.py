@@ -15,6 +15,7 @@ from stack_harness import StackRun, run_stack, stack_file_settings
 from infra import ports
 from infra.config import parse_stack_config
 from infra.model import ConfigError, DataCentreConfig, SparkConfig, StackConfig
+from infra.outputs import KRAFT_KAFKA_VERSION
 from infra.placement import plan_stack, topology_of
 from infra.policy import rules
 from kafkakit.topology import validate
@@ -123,7 +124,7 @@ def test_the_inventory_has_the_controller_group_ids_and_each_dcs_mode(small: Sta
     assert sorted(children["kafka_controller"]["hosts"]) == ["dc2-controller-1", "dc2-controller-2", "dc2-controller-3"]
     assert sorted(children["zookeeper"]["hosts"]) == ["dc1-zk-1", "dc1-zk-2", "dc1-zk-3"]
     assert children["dc1"]["vars"] == {"kafka_metadata_mode": "zookeeper"}
-    assert children["dc2"]["vars"] == {"kafka_metadata_mode": "kraft"}
+    assert children["dc2"]["vars"] == {"kafka_metadata_mode": "kraft", "kafka_version": KRAFT_KAFKA_VERSION}
     ids = {}
     for name in children["kafka_controller"]["hosts"]:
         hv = children["dc2"]["hosts"][name]
