@@ -18,10 +18,13 @@ KAFKA_PREVIOUS    ?= 4.3.0
 ZOOKEEPER_VERSION ?= $(call role_default,zookeeper,zookeeper_version)
 SPARK_VERSION     ?= $(call role_default,spark,spark_version)
 JMX_EXPORTER_VERSION ?= $(call role_default,monitoring,monitoring_jmx_exporter_version)
+# The lag exporter's client on the monitoring hosts: the same confluent-kafka as the venv's.
+CONFLUENT_KAFKA_VERSION := $(shell sed -n 's/^confluent-kafka==//p' requirements.lock)
 ARTIFACTS   := build/artifacts/kafka_2.13-$(KAFKA_VERSION).tgz build/artifacts/apache-zookeeper-$(ZOOKEEPER_VERSION)-bin.tgz \
                build/artifacts/kafka_2.13-$(KAFKA_PREVIOUS).tgz build/artifacts/kafka_2.13-$(KAFKA_KRAFT_VERSION).tgz \
                build/artifacts/spark-$(SPARK_VERSION)-bin-hadoop3.tgz \
-               build/artifacts/jmx_prometheus_javaagent-$(JMX_EXPORTER_VERSION).jar
+               build/artifacts/jmx_prometheus_javaagent-$(JMX_EXPORTER_VERSION).jar \
+               build/artifacts/confluent_kafka-$(CONFLUENT_KAFKA_VERSION)-cp311-cp311-manylinux_2_28_x86_64.whl
 APT_PACKAGES := podman runc debootstrap openjdk-17-jdk-headless maven kcat e2fsprogs fscrypt prometheus
 ANSIBLE     := cd ansible && ANSIBLE_CONFIG=ansible.cfg ../$(VENV)/bin/ansible-playbook
 PYTEST_ARGS ?=
@@ -108,6 +111,9 @@ build/artifacts/spark-%-bin-hadoop3.tgz: | build/.apt-done $(VENV)/.done
 # The Prometheus JMX exporter java agent (one jar, Maven Central, sha256-pinned).
 build/artifacts/jmx_prometheus_javaagent-%.jar: | build/.apt-done
 	@ansible/artifacts/build-jmx-exporter.sh $*
+
+build/artifacts/confluent_kafka-%-cp311-cp311-manylinux_2_28_x86_64.whl: | $(VENV)/.done
+	@ansible/artifacts/build-wheel.sh $*
 
 artifacts: $(ARTIFACTS)
 

@@ -61,3 +61,11 @@ def test_the_kraft_data_centres_run_the_pinned_kraft_release():
     from infra.outputs import KRAFT_KAFKA_VERSION
 
     assert pinned == KRAFT_KAFKA_VERSION, "infra/outputs.py's copy of kafka_kraft_version is stale"
+
+
+def test_the_lag_exporter_runs_the_locked_client_release():
+    locked = versions.locked("confluent-kafka")
+    assert versions.role_default("monitoring", "monitoring_confluent_kafka_version") == locked
+    # make artifacts fetches its wheel hash-pinned, for that release.
+    pins = (ROOT / f"ansible/artifacts/confluent-kafka-{locked}.txt").read_text()
+    assert re.search(rf"^confluent-kafka=={re.escape(locked)} --hash=sha256:[0-9a-f]{{64}}$", pins, re.M)
