@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -57,3 +58,24 @@ def recap(output: str) -> dict[str, dict[str, int]]:
 def restart_order(output: str, unit: str = "kafka") -> list[str]:
     """Hosts in the order the roll (roles/roll) restarted `unit` on them, from the task banners."""
     return [host for u, host in re.findall(r"^TASK \[roll : Restart (\S+) on (\S+)\]", output, re.M) if u == unit]
+
+
+def module_process(host: str, module: str, args: dict) -> subprocess.CompletedProcess[str]:
+    """Run one of the kit's modules ad hoc on one host (ansible -m), whatever its outcome; JSON out."""
+    env = {**os.environ, "ANSIBLE_CONFIG": "ansible.cfg", "ANSIBLE_NOCOLOR": "1", "ANSIBLE_LOAD_CALLBACK_PLUGINS": "1"}
+    # JSON only: no timing callback lines around it.
+    env.update(ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_CALLBACKS_ENABLED="ansible.posix.json")
+    return subprocess.run(
+        ["ansible", "-i", str(ANSIBLE_INVENTORY), host, "-m", module, "-a", json.dumps(args)],
+        cwd=ROOT / "ansible",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def module_result(proc: subprocess.CompletedProcess[str], host: str) -> dict:
+    """The module's result on `host` from module_process's JSON output."""
+    data = json.loads(proc.stdout)
+    return data["plays"][0]["tasks"][0]["hosts"][host]

@@ -15,7 +15,7 @@ from kafkakit.kraft import parse_status, quorum_health, voter_directory
 from tests.integration.conftest import fresh_admin, wait_until
 from tests.integration.faults import assert_clean, run_scenario
 from tests.integration.lab import Host, Lab
-from tests.integration.playbooks import playbook_process, run_playbook
+from tests.integration.playbooks import module_process, module_result, playbook_process, run_playbook
 
 DC = "dc2"
 QUORUM_TOOL = (
@@ -147,3 +147,46 @@ def test_a_controller_with_a_lost_disk_is_replaced_through_the_quorum(lab, conf,
     assert f"directory.id={swapped['after']}" in meta
     assert quorum_whole(lab)
     assert_clean(outcome)
+
+
+def test_the_format_step_refuses_a_foreign_log_dir_and_formats_an_empty_one(lab):
+    """kafka_storage_format on a real controller host, with Kafka 4.x's own storage tool: a
+    directory holding another cluster's meta.properties is refused and left byte for byte; an
+    empty one beside it is formatted once (the positive control), and a second run changes nothing."""
+    controller = lab.controllers(DC)[0]
+    host = lab.testinfra(controller)
+    cluster = host.check_output("sed -n 's/^cluster.id=//p' /var/lib/kafka-controller/metadata/meta.properties")
+    work = "/var/tmp/kafkakit-format-test"
+    foreign_meta = "version=1\ncluster.id=AAAAAAAAAAAAAAAAAAAAAA\nnode.id=101\ndirectory.id=BBBBBBBBBBBBBBBBBBBBBB\n"
+    host.run_test(f"rm -rf {work} && mkdir -p {work}/foreign {work}/empty")
+    host.run_test(f"printf '{foreign_meta}' > {work}/foreign/meta.properties")
+    for name in ("foreign", "empty"):
+        config = (
+            f"process.roles=controller\nnode.id=101\nmetadata.log.dir={work}/{name}\nlog.dirs={work}/{name}\n"
+            "controller.listener.names=CONTROLLER\nlisteners=CONTROLLER://127.0.0.1:19094\n"
+            "controller.quorum.bootstrap.servers=127.0.0.1:19094\n"
+        )
+        host.run_test(f"printf '{config}' > {work}/{name}.properties")
+    args = {"kafka_home": "/opt/kafka", "cluster_id": cluster, "quorum": "standalone"}
+    try:
+        refused = module_process(
+            controller.name, "kafka_storage_format", {**args, "config": f"{work}/foreign.properties"}
+        )
+        result = module_result(refused, controller.name)
+        assert result.get("failed") and "belongs to another cluster" in result["msg"], result
+        assert host.file(f"{work}/foreign/meta.properties").content_string == foreign_meta
+        assert host.file(f"{work}/foreign").listdir() == ["meta.properties"]
+
+        first = module_result(
+            module_process(controller.name, "kafka_storage_format", {**args, "config": f"{work}/empty.properties"}),
+            controller.name,
+        )
+        assert not first.get("failed") and first["changed"] and first["formatted"] == [f"{work}/empty"], first
+        assert f"cluster.id={cluster}" in host.file(f"{work}/empty/meta.properties").content_string
+        again = module_result(
+            module_process(controller.name, "kafka_storage_format", {**args, "config": f"{work}/empty.properties"}),
+            controller.name,
+        )
+        assert not again.get("failed") and not again["changed"], again
+    finally:
+        host.run_test(f"rm -rf {work}")
