@@ -10,8 +10,7 @@ PY          := $(VENV)/bin/python
 # Component versions are pinned once, in the roles' defaults (`make versions` lists them all).
 role_default = $(shell sed -n 's/^$(2): *//p' roles/$(1)/defaults/main.yml)
 KAFKA_VERSION     ?= $(call role_default,kafka_common,kafka_version)
-# KRaft data centres run Kafka 4.x (the lab's dc2: inventories/local/group_vars/dc2.yml; tests/functional's
-# loopback cluster too).
+# KRaft data centres run Kafka 4.x (the lab's dc2: inventories/local/group_vars/dc2.yml).
 KAFKA_KRAFT_VERSION ?= $(call role_default,kafka_common,kafka_kraft_version)
 # The previous patch release of it: the upgrade test rolls dc2 (KRaft) from it to KAFKA_KRAFT_VERSION.
 KAFKA_PREVIOUS    ?= 4.3.0
