@@ -50,6 +50,16 @@ def kafkakit_marked_hosts(hosts: list[str], hostvars: Any, marker: str) -> list[
     return [h for h in hosts if hostvars[h].get(marker)]
 
 
+def kafkakit_roll_waves(hosts: list[str], hostvars: Any) -> list[list[str]]:
+    """The roll's restart order in waves of one host per data centre: the i-th host of each DC
+    restarts together (the DCs are separate clusters), each DC keeping its own order."""
+    by_dc: dict[str, list[str]] = {}
+    for host in hosts:
+        by_dc.setdefault(str(hostvars[host].get("dc", "")), []).append(host)
+    depth = max((len(v) for v in by_dc.values()), default=0)
+    return [[order[i] for order in by_dc.values() if i < len(order)] for i in range(depth)]
+
+
 def kafkakit_bootstrap_by_dc(groups: Any, hostvars: Any, port: int) -> dict[str, str]:
     """Each data centre's client bootstrap list, from its brokers' private IPs."""
     by_dc: dict[str, list[str]] = {}
@@ -72,6 +82,7 @@ class FilterModule:
             "kafkakit_missing_variables": kafkakit_missing_variables,
             "kafkakit_controller_hosts": kafkakit_controller_hosts,
             "kafkakit_marked_hosts": kafkakit_marked_hosts,
+            "kafkakit_roll_waves": kafkakit_roll_waves,
             "kafkakit_bootstrap_by_dc": kafkakit_bootstrap_by_dc,
             "kafkakit_asn1_epoch": kafkakit_asn1_epoch,
         }
