@@ -26,6 +26,9 @@ LAYOUT = {
         "rotate-certificates.yml",
         "rotate-ca.yml",
         "dr-drill.yml",
+        "add-controller.yml",
+        "remove-controller.yml",
+        "replace-controller.yml",
     },
     "lab": {"lab-up.yml", "lab-down.yml", "bench-listener.yml"},
 }
