@@ -9,4 +9,13 @@ The harness never talks to a cluster itself: it hands each command line to a run
     stats    summarize(), summarize_measurements(), compare()
     report   render_report(), write_report(), machine_description()
     chart    write_chart() (matplotlib, imported only when drawing)
+
+ZooKeeper vs KRaft (the kraft-vs-zk cases, issue #14):
+
+    modes        the cases: ModeTarget, ScenarioSettings, mode_cases(), the scenarios' sizes
+    scenarios    `python -m kafkakit.bench.scenarios`: one run of partitions or shutdown, or a topic
+    failover     the failover scenario; acks: its producer and longest_ack_gap()
+    nodes        the lab's hosts: inventory view, host commands, controllers, health
+    layout       replica assignments
+    mode_report  the report section: medians per mode, ratio, the winner sentences
 """

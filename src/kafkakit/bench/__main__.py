@@ -5,9 +5,10 @@ and a chart.
         --repetitions 5 --seconds 20 --out build/bench [--only 'producer-*-1024' ...]
     python -m kafkakit.bench --list ...        # the cases and their command lines, nothing run
 
-    # make bench: the tools on the controller against the lab, plus MM2 figures and playbook timings
+    # make bench: the tools on the controller against the lab, plus MM2 figures and playbook timings,
+    # and the kraft-vs-zk cases (ZooKeeper-mode dc1 vs KRaft dc2, kafkakit.bench.modes)
     python -m kafkakit.bench --bootstrap <SASL_SSL list> --client-config build/lab/dc1/client.properties \
-        --plaintext-bootstrap <BENCH list> --client-dir build/lab ...
+        --plaintext-bootstrap <BENCH list> --client-dir build/lab --zk-dc dc1 --kraft-dc dc2 ...
 
 The tools run on this machine (`local_runner`): the controller reaches the lab's brokers directly
 with build/lab's client configs. The exit status is 1 when any case failed (a failed run or
@@ -21,11 +22,13 @@ import json
 import shlex
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from kafkakit.bench import lab
+from kafkakit.bench.mode_report import render_mode_section
+from kafkakit.bench.modes import ModeTarget, ScenarioSettings, mode_cases
 from kafkakit.bench.plan import Case, Endpoint, ToolSettings, build_plan, comparisons, select
 from kafkakit.bench.report import Machine, machine_description, render_report, write_report
 from kafkakit.bench.runner import Measurement, Progress, Runner, run_plan
@@ -54,6 +57,7 @@ def run_bench(
     chart: bool = True,
     progress: Progress | None = None,
     sections: Sequence[str] = (),
+    mode_labels: Mapping[str, str] | None = None,
 ) -> BenchOutcome:
     """Measure `cases` through `run`, then write out/report.md, out/throughput.png and
     out/results.json (every run's metrics, errors and raw output)."""
@@ -69,6 +73,7 @@ def run_bench(
         machine=machine or machine_description(run),
         chart=chart,
         sections=sections,
+        mode_labels=mode_labels,
     )
 
 
@@ -83,8 +88,13 @@ def write_outputs(
     machine: Machine,
     chart: bool = True,
     sections: Sequence[str] = (),
+    mode_labels: Mapping[str, str] | None = None,
 ) -> BenchOutcome:
+    """`mode_labels`: what each metadata mode's data centre is ("dc1, Kafka 3.9.2"), for the
+    ZooKeeper vs KRaft section, which comes first among the sections when there are such cases."""
     summaries = summarize_measurements(measurements)
+    mode_section = render_mode_section(cases, summaries, mode_labels or {})
+    sections = [mode_section, *sections] if mode_section else list(sections)
     ratios = compare(summaries, comparisons(cases))
     out.mkdir(parents=True, exist_ok=True)
     results = out / "results.json"
@@ -168,7 +178,40 @@ def _parser() -> argparse.ArgumentParser:
     lab.add_argument("--mm2-rate", type=int, default=1000, help="records/s offered to MM2 (%(default)s)")
     lab.add_argument("--mm2-seconds", type=int, default=30, help="seconds of load per MM2 run (%(default)s)")
     lab.add_argument("--mm2-prefix", default="mirror-bench-", help="a topic prefix the MM2 flow mirrors (%(default)s)")
+    modes = p.add_argument_group("ZooKeeper vs KRaft: the kraft-vs-zk cases, planned with --client-dir")
+    modes.add_argument("--zk-dc", default="dc1", help="the ZooKeeper-mode data centre (%(default)s)")
+    modes.add_argument("--kraft-dc", default="dc2", help="the KRaft data centre (%(default)s)")
+    modes.add_argument("--zk-version", default="", help="its Kafka version, for the report")
+    modes.add_argument("--kraft-version", default="", help="its Kafka version, for the report")
+    modes.add_argument("--inventory", type=Path, help="the lab inventory (default: <client-dir>/hosts.yml)")
+    modes.add_argument("--host-exec", default="podman exec", help="runs argv on a lab host: <this> <host> argv")
+    modes.add_argument("--controller-port", type=int, default=9094, help="KRaft controllers' port (%(default)s)")
     return p
+
+
+def mode_targets(args: argparse.Namespace) -> list[ModeTarget]:
+    """Both data centres of the kraft-vs-zk cases, from --client-dir's files (a placeholder
+    bootstrap while they are missing: check_mode_files() refuses to run without them)."""
+    targets = []
+    for mode, dc in (("zookeeper", args.zk_dc), ("kraft", args.kraft_dc)):
+        folder = args.client_dir.resolve() / dc
+        props = folder / "client.properties"
+        bootstrap = lab.read_property(props, "bootstrap.servers") if props.exists() else f"<{dc} bootstrap>"
+        targets.append(ModeTarget(mode, dc, str(folder / "client.conf"), str(props), bootstrap))
+    return targets
+
+
+def check_mode_files(targets: Sequence[ModeTarget], inventory: Path) -> None:
+    for path in [inventory, *(Path(p) for t in targets for p in (t.client_conf, t.client_properties))]:
+        if not path.exists():
+            raise FileNotFoundError(f"{path} is missing: the kraft-vs-zk cases need it (run `make lab` first)")
+
+
+def mode_labels(args: argparse.Namespace) -> dict[str, str]:
+    def label(dc: str, version: str) -> str:
+        return f"{dc}, Kafka {version}" if version else dc
+
+    return {"zookeeper": label(args.zk_dc, args.zk_version), "kraft": label(args.kraft_dc, args.kraft_version)}
 
 
 def lab_sections(args: argparse.Namespace, say: Progress) -> list[str]:
@@ -219,15 +262,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         endpoints.append(Endpoint("PLAINTEXT", args.plaintext_bootstrap))
     tools = ToolSettings(kafka_home=args.kafka_home, scripts_dir=args.scripts_dir)
     try:
-        cases = select(build_plan(endpoints, tools=tools, replication=args.replication), args.only)
-    except ValueError as exc:
+        cases = build_plan(endpoints, tools=tools, replication=args.replication)
+        if args.client_dir:
+            inventory = (args.inventory or args.client_dir / "hosts.yml").resolve()
+            settings = ScenarioSettings(str(inventory), host_exec=args.host_exec, controller_port=args.controller_port)
+            targets = mode_targets(args)
+            cases += mode_cases(targets, tools=tools, settings=settings)
+        cases = select(cases, args.only)
+        if args.client_dir and not args.list and any(c.mode for c in cases):
+            check_mode_files(targets, inventory)
+    except (ValueError, OSError) as exc:
         print(exc, file=sys.stderr)
+        if not args.client_dir and any(p.startswith("kraft-vs-zk") for p in args.only or ()):
+            print("the kraft-vs-zk cases are planned with --client-dir (the lab's client configs)", file=sys.stderr)
         return 2
     if args.list:
         for case in cases:
             print(f"{case.name}\n  run:      {shlex.join(case.args)}")
             for command in case.setup:
                 print(f"  setup:    {shlex.join(command)}")
+            for command in case.before_run:
+                print(f"  before:   {shlex.join(command)}")
+            for command in case.after_run:
+                print(f"  after:    {shlex.join(command)}")
             if case.fill:
                 print(f"  fill:     {shlex.join(case.fill)}")
             for command in case.teardown:
@@ -256,6 +313,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         machine=machine_description(run),
         chart=not args.no_chart,
         sections=sections,
+        mode_labels=mode_labels(args),
     )
     print(f"report: {outcome.report}")
     failed = failed_cases(cases, outcome.measurements)

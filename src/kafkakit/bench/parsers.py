@@ -1,4 +1,5 @@
-"""Parsers for the output of Kafka 3.9's perf tools.
+"""Parsers for the output of Kafka 3.9's perf tools, and of the kraft-vs-zk scenarios
+(kafkakit.bench.scenarios), which print one result line of their own.
 
 The runner may hand back stdout mixed with stderr (log4j warnings, topic-creation notes), so each
 parser looks for its own line shape anywhere in the text and ignores everything else.
@@ -31,6 +32,10 @@ _CONSUMER_TIMEOUT = "Exiting before consuming the expected number of messages"
 
 _E2E_AVG = re.compile(rf"^Avg latency: {_NUM} ms\s*$", re.MULTILINE)
 _E2E_PERCENTILES = re.compile(rf"^Percentiles: 50th = {_NUM}, 99th = {_NUM}, 99\.9th = {_NUM}\s*$", re.MULTILINE)
+
+# A scenario's last word: "kafkakit-bench-result <scenario> key=value ...", values in seconds or counts.
+SCENARIO_MARK = "kafkakit-bench-result"
+_SCENARIO = re.compile(rf"^{SCENARIO_MARK} ([a-z-]+)((?: [a-z0-9_]+={_NUM})+)\s*$", re.MULTILINE)
 
 
 class ParseError(ValueError):
@@ -118,3 +123,27 @@ def parse_end_to_end(text: str) -> LatencyResult:
         raise _fail("EndToEndLatency", text)
     p50, p99, p999 = (float(x) for x in pct[-1])
     return LatencyResult(float(avg[-1]), p50, p99, p999)
+
+
+@dataclass(frozen=True)
+class ScenarioResult:
+    scenario: str
+    values: dict[str, float]
+
+    def metrics(self) -> dict[str, float]:
+        return dict(self.values)
+
+
+def format_scenario(scenario: str, metrics: dict[str, float]) -> str:
+    """The result line a scenario prints (parse_scenario reads it back)."""
+    return " ".join([SCENARIO_MARK, scenario, *(f"{k}={v:.6f}" for k, v in metrics.items())])
+
+
+def parse_scenario(text: str) -> ScenarioResult:
+    """The last result line of a kraft-vs-zk scenario run."""
+    matches = _SCENARIO.findall(text)
+    if not matches:
+        raise _fail("scenario", text)
+    scenario, pairs = matches[-1][0], matches[-1][1]
+    values = {k: float(v) for k, v in (pair.split("=", 1) for pair in pairs.split())}
+    return ScenarioResult(scenario, values)

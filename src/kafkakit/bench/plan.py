@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-Tool = Literal["producer", "consumer", "latency"]
+Tool = Literal["producer", "consumer", "latency", "partitions", "failover", "shutdown"]
 
 RECORDS = "{records}"
 RUN = "{run}"
@@ -99,6 +99,9 @@ class Case:
     # A consumer case reads what this producer command wrote beforehand (same size and codec).
     fill: tuple[str, ...] | None = None
     topic: str = ""
+    # The metadata mode of the data centre a kraft-vs-zk case runs against (kafkakit.bench.modes):
+    # "zookeeper" or "kraft"; empty for the client cases.
+    mode: str = ""
 
     def command(self, records: int, run: str = "0") -> list[str]:
         return _fill_in(self.args, records, run)
@@ -268,12 +271,18 @@ def build_plan(
     return cases
 
 
+def matches(name: str, pattern: str) -> bool:
+    """An exact name or a shell glob; a pattern also names the cases under it as a path, so
+    `kraft-vs-zk/partitions` selects both of its modes and `kraft-vs-zk` every such case."""
+    return fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(name, f"{pattern.rstrip('/')}/*")
+
+
 def select(cases: Sequence[Case], only: Sequence[str] | None) -> list[Case]:
-    """Cases whose name matches one of the patterns (exact names or shell globs)."""
+    """Cases whose name matches one of the patterns (see matches())."""
     if not only:
         return list(cases)
-    chosen = [c for c in cases if any(fnmatch.fnmatchcase(c.name, p) for p in only)]
-    unmatched = [p for p in only if not any(fnmatch.fnmatchcase(c.name, p) for c in cases)]
+    chosen = [c for c in cases if any(matches(c.name, p) for p in only)]
+    unmatched = [p for p in only if not any(matches(c.name, p) for c in cases)]
     if unmatched:
         raise ValueError(f"no case matches {unmatched}; cases: {', '.join(c.name for c in cases)}")
     return chosen
@@ -297,7 +306,8 @@ _DIRECTIONS: tuple[tuple[str, str, str], ...] = (
     ("compression", "lz4", "none"),
     ("compression", "zstd", "none"),
 )
-_FACTORS = ("tool", "tuning", "protocol", "compression", "record_size")
+# mode too: a kraft-vs-zk case never pairs with a client case of the same settings.
+_FACTORS = ("tool", "tuning", "protocol", "compression", "record_size", "mode")
 
 
 def comparisons(cases: Sequence[Case]) -> list[Comparison]:

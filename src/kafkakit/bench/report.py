@@ -162,7 +162,8 @@ def render_report(
     if chart:
         lines += [f"![throughput]({chart})", ""]
     for tool in ("producer", "consumer", "latency"):
-        chosen = [c for c in cases if c.tool == tool]
+        # The kraft-vs-zk cases have a section of their own (mode_report), passed in `sections`.
+        chosen = [c for c in cases if c.tool == tool and not c.mode]
         if chosen:
             lines += [f"## {TOOL_TITLES[tool]}", "", *_case_table(chosen, summaries, tool), ""]
     if ratios:

@@ -12,9 +12,11 @@ from kafkakit.bench.parsers import (
     ConsumerResult,
     LatencyResult,
     ProducerResult,
+    ScenarioResult,
     parse_consumer,
     parse_end_to_end,
     parse_producer,
+    parse_scenario,
 )
 from kafkakit.bench.plan import Case, interleave
 
@@ -29,11 +31,16 @@ MIN_RECORDS = {"producer": 10_000, "consumer": 10_000, "latency": 200}
 MAX_RECORDS = 5_000_000
 MAX_RUN_BYTES = 256 * 1024 * 1024
 
-Result = ProducerResult | ConsumerResult | LatencyResult
+# The kraft-vs-zk scenarios (kafkakit.bench.scenarios): each run is a whole operation on the lab
+# (a fault, a restart), so they get no warm-up, no calibration and no record count.
+SCENARIO_TOOLS = ("partitions", "failover", "shutdown")
+
+Result = ProducerResult | ConsumerResult | LatencyResult | ScenarioResult
 PARSERS: dict[str, Callable[[str], Result]] = {
     "producer": parse_producer,
     "consumer": parse_consumer,
     "latency": parse_end_to_end,
+    **dict.fromkeys(SCENARIO_TOOLS, parse_scenario),
 }
 
 
@@ -98,6 +105,8 @@ def prepare(case: Case, run: Runner, records: int | None, seconds: float | None,
     """Set-up, data for consumers, warm-up; returns the record count of each measured run."""
     for command in case.setup:
         run(list(command))
+    if case.tool in SCENARIO_TOOLS:
+        return 0
     warm = WARMUP_RECORDS[case.tool]
     if seconds is not None:
         # The calibration run doubles as the JVM / page-cache warm-up of a producer or latency
@@ -122,14 +131,15 @@ def prepare(case: Case, run: Runner, records: int | None, seconds: float | None,
 def equal_sizes(cases: Sequence[Case], sizes: dict[str, int]) -> dict[str, int]:
     """One record count for all producer cases of a record size: the median of their calibrated
     counts. A run's rate depends on its length (start-up and ramp are amortised over it), so the
-    two sides of a ratio must send as many records each."""
+    two sides of a ratio must send as many records each. The kraft-vs-zk producers are a group
+    of their own, so adding them leaves the client cases' counts as they were."""
     out = dict(sizes)
-    for size in {c.record_size for c in cases if c.tool == "producer"}:
-        names = [c.name for c in cases if c.tool == "producer" and c.record_size == size and c.name in sizes]
-        if names:
-            counts = sorted(sizes[n] for n in names)
-            for n in names:
-                out[n] = counts[len(counts) // 2]
+    producers = [c for c in cases if c.tool == "producer" and c.name in sizes]
+    for group in {(c.record_size, bool(c.mode)) for c in producers}:
+        names = [c.name for c in producers if (c.record_size, bool(c.mode)) == group]
+        counts = sorted(sizes[n] for n in names)
+        for n in names:
+            out[n] = counts[len(counts) // 2]
     return out
 
 
@@ -179,6 +189,8 @@ def run_plan(
 
 
 def _headline(case: Case, m: Measurement) -> str:
+    if case.tool in SCENARIO_TOOLS:
+        return ", ".join(f"{k} {v:.2f}" for k, v in m.metrics.items())
     if case.tool == "latency":
         return f"avg {m.metrics['avg_ms']:.2f} ms, p99 {m.metrics['p99_ms']:.0f} ms"
     return f"{m.metrics['records_per_sec']:.0f} records/s, {m.metrics['mb_per_sec']:.2f} MB/s"

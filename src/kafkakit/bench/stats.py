@@ -16,6 +16,10 @@ KEY_METRICS: dict[str, tuple[str, ...]] = {
     "producer": ("records_per_sec", "mb_per_sec", "avg_latency_ms", "p99_ms"),
     "consumer": ("mb_per_sec", "records_per_sec"),
     "latency": ("avg_ms", "p99_ms", "p999_ms"),
+    # The kraft-vs-zk scenarios (kafkakit.bench.scenarios), in seconds.
+    "partitions": ("create_s", "delete_s"),
+    "failover": ("ack_gap_s", "metadata_write_s"),
+    "shutdown": ("stop_s", "restart_s"),
 }
 
 

@@ -1,0 +1,163 @@
+"""One run of a kraft-vs-zk scenario against one data centre (kafkakit.bench.modes), ending in
+a result line for the bench's runner (parsers.format_scenario):
+
+    python -m kafkakit.bench.scenarios partitions --inventory build/lab/hosts.yml \\
+        --client-conf build/lab/dc2/client.conf --dc dc2 --mode kraft --tag 1
+    python -m kafkakit.bench.scenarios failover|shutdown ...     (same options)
+    python -m kafkakit.bench.scenarios topic ... --topic T --partitions 6 --replication 2 \\
+        --config min.insync.replicas=2                            (a topic on the first brokers)
+
+Every run leaves the data centre as it found it: its topics deleted, what it stopped or killed
+started again with the cluster healthy, leaders back on their preferred brokers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import yaml
+from confluent_kafka.admin import NewTopic
+
+from kafkakit.admin import admin_from_conf, delete_topics_retrying, failed_futures, read_client_conf
+from kafkakit.bench.failover import failover
+from kafkakit.bench.layout import data_brokers, led_by, spread
+from kafkakit.bench.modes import MODES, PARTITION_TOPICS, PARTITIONS_PER_TOPIC, REPLICATION, SHUTDOWN_PARTITIONS
+from kafkakit.bench.nodes import (
+    BROKER_UNIT,
+    Context,
+    all_led,
+    create_laid_out,
+    data_centre,
+    elect_preferred_leaders,
+    host_runner,
+    leaders,
+    listed,
+    start_again,
+    systemctl,
+    unit_result,
+    wait_brokers_healthy,
+    wait_for,
+    zookeeper_controller,
+)
+from kafkakit.bench.parsers import format_scenario
+
+ADMIN_TIMEOUT = 150.0  # s, for one CreateTopics or DeleteTopics call of 1,000 partitions
+SETTLE_TIMEOUT = 300.0
+
+
+def _check(errors: list[str], what: str) -> None:
+    if errors:
+        raise RuntimeError(f"{what}: {'; '.join(errors[:3])}")
+
+
+def partitions(ctx: Context) -> dict[str, float]:
+    """One CreateTopics call for PARTITION_TOPICS topics totalling 1,000 partitions, timed until
+    the metadata shows a leader for every one; then one DeleteTopics call, timed until the
+    metadata lists none of them."""
+    names = [ctx.topic("partitions", f"-{i}") for i in range(PARTITION_TOPICS)]
+    admin = admin_from_conf(ctx.conf)
+    timeouts = {"operation_timeout": ADMIN_TIMEOUT, "request_timeout": ADMIN_TIMEOUT + 10}
+    try:
+        start = time.monotonic()
+        topics = [NewTopic(n, PARTITIONS_PER_TOPIC, REPLICATION) for n in names]
+        _check(failed_futures(admin.create_topics(topics, **timeouts)), "create")
+        ready = lambda: all_led(admin, names, PARTITIONS_PER_TOPIC)  # noqa: E731
+        created = wait_for("a leader for every partition", ready, SETTLE_TIMEOUT) - start
+        start = time.monotonic()
+        _check(failed_futures(admin.delete_topics(names, **timeouts)), "delete")
+        gone = wait_for("the topics gone from the metadata", lambda: not listed(admin, names), SETTLE_TIMEOUT)
+    finally:
+        delete_topics_retrying(ctx.conf, names)  # after a failure; an unknown topic counts as deleted
+    return {"create_s": created, "delete_s": gone - start}
+
+
+def shutdown(ctx: Context) -> dict[str, float]:
+    """`systemctl stop kafka` of a broker that leads SHUTDOWN_PARTITIONS partitions (placed on it
+    as their preferred leader), then its start until the data centre is healthy again. In
+    ZooKeeper mode never the controller, whose stop would add a controller failover."""
+    avoid = None if ctx.dc.controllers else zookeeper_controller(ctx.conf)
+    target = data_brokers(list(ctx.dc.brokers), avoid, 1)[0]
+    host = ctx.dc.brokers[target]
+    topic = ctx.topic("shutdown")
+    create_laid_out(ctx, topic, led_by(SHUTDOWN_PARTITIONS, target, list(ctx.dc.brokers)), {})
+    admin = admin_from_conf(ctx.conf)
+    down = False
+    try:
+        led = lambda: set(leaders(admin, [topic]).get(topic, [])) == {target}  # noqa: E731
+        wait_for(f"broker {target} leading {topic}", led, 120)
+        start = time.monotonic()
+        down = True
+        systemctl(ctx.run, host, "stop", BROKER_UNIT)
+        stop_s = time.monotonic() - start
+        result = unit_result(ctx.run, host, BROKER_UNIT)
+        if result != "success":
+            raise RuntimeError(f"{host}: {BROKER_UNIT} stopped with result {result!r}, not a clean controlled shutdown")
+        start = time.monotonic()
+        systemctl(ctx.run, host, "start", BROKER_UNIT)
+        wait_brokers_healthy(ctx.conf, ctx.dc)
+        down = False
+        restart_s = time.monotonic() - start
+    finally:
+        if down:
+            start_again(ctx, host, BROKER_UNIT)
+        delete_topics_retrying(ctx.conf, [topic])
+        if note := elect_preferred_leaders(ctx.conf):
+            print(note, flush=True)
+    return {"stop_s": stop_s, "restart_s": restart_s}
+
+
+def create_topic(ctx: Context, topic: str, partitions: int, replication: int, configs: Sequence[str]) -> None:
+    """A topic on the data centre's first `replication` brokers, so data centres of different
+    sizes write through as many brokers each."""
+    brokers = data_brokers(list(ctx.dc.brokers), None, replication)
+    config = dict(c.split("=", 1) for c in configs)
+    create_laid_out(ctx, topic, spread(partitions, brokers, replication), config)
+
+
+SCENARIOS: dict[str, Callable[[Context], dict[str, float]]] = {
+    "partitions": partitions,
+    "failover": failover,
+    "shutdown": shutdown,
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m kafkakit.bench.scenarios", description=__doc__.split("\n\n")[0])
+    p.add_argument("scenario", choices=[*SCENARIOS, "topic"])
+    p.add_argument("--inventory", type=Path, required=True, help="the lab inventory (build/lab/hosts.yml)")
+    p.add_argument("--client-conf", type=Path, required=True, help="the data centre's admin client.conf")
+    p.add_argument("--dc", required=True)
+    p.add_argument("--mode", choices=MODES, required=True, help="the metadata mode the data centre must run")
+    p.add_argument("--host-exec", default="podman exec", help="command prefix to run argv on a host (%(default)s)")
+    p.add_argument("--controller-port", type=int, default=9094, help="the KRaft controllers' port (%(default)s)")
+    p.add_argument("--tag", default="0", help="in the run's topic names")
+    p.add_argument("--topic", help="topic: its name")
+    p.add_argument("--partitions", type=int, help="topic: its partition count")
+    p.add_argument("--replication", type=int, default=REPLICATION, help="topic: replicas, on as many brokers")
+    p.add_argument("--config", action="append", default=[], metavar="KEY=VALUE", help="topic: a topic config")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    dc = data_centre(yaml.safe_load(args.inventory.read_text()), args.dc)
+    if dc.mode != args.mode:
+        print(f"{args.dc} runs {dc.mode} mode, not {args.mode}", file=sys.stderr)
+        return 2
+    ctx = Context(dc, read_client_conf(args.client_conf), host_runner(args.host_exec), args.controller_port, args.tag)
+    if args.scenario == "topic":
+        if not args.topic or not args.partitions:
+            print("topic needs --topic and --partitions", file=sys.stderr)
+            return 2
+        create_topic(ctx, args.topic, args.partitions, args.replication, args.config)
+        return 0
+    print(format_scenario(args.scenario, SCENARIOS[args.scenario](ctx)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
