@@ -85,7 +85,7 @@ def test_prometheus_scrapes_every_inventory_target_and_all_are_up(lab: Lab, prom
     assert set(targets()) == expected_targets(lab)
 
 
-# The groups with hosts in this inventory (the lab has no KRaft controllers yet).
+# The groups with hosts in this inventory.
 @pytest.mark.parametrize("group", sorted(g for g in JMX_PORTS if Lab().groups.get(g)))
 def test_jmx_agents_answer_only_with_the_scrape_login(lab: Lab, group: str, scrape_login: tuple[str, str]) -> None:
     host = lab.hosts[lab.groups[group][0]]
@@ -124,6 +124,23 @@ def test_certificate_expiry_is_exported_per_host(lab: Lab, prometheus: Prometheu
     wait_until("certificate expiry scraped", lambda: len(prometheus.query(expr)) == 1, 90)
     value = float(prometheus.query(expr)[0]["value"][1])
     assert value == not_after.timestamp()
+
+
+def test_each_data_centre_has_one_active_controller_and_the_quorum_is_scraped(lab: Lab, prometheus: Prometheus) -> None:
+    """The metrics KafkaActiveControllerCount and the KRaft alerts read come from both modes: the
+    brokers' count in the ZooKeeper DC, the dedicated controllers' in the KRaft DC, which also
+    export the fenced-broker count and the Raft leader they follow."""
+    by_dc = "sum by (dc) (kafka_controller_kafkacontroller_activecontrollercount)"
+    dcs = sorted({lab.hosts[b].dc for b in lab.groups["kafka_broker"]})
+    counts = lambda: {r["metric"]["dc"]: float(r["value"][1]) for r in prometheus.query(by_dc)}  # noqa: E731
+    wait_until("one active controller per data centre", lambda: counts() == dict.fromkeys(dcs, 1.0), 120)
+    for dc in (d for d in dcs if lab.kraft(d)):
+        controllers = {c.name: c.controller_id for c in lab.controllers(dc)}
+        fenced = prometheus.query(f'kafka_controller_kafkacontroller_fencedbrokercount{{dc="{dc}"}}')
+        assert {r["metric"]["instance"] for r in fenced} == set(controllers)
+        assert {r["value"][1] for r in fenced} == {"0"}
+        leaders = {r["value"][1] for r in prometheus.query(f'kafka_server_raft_metrics_current_leader{{dc="{dc}"}}')}
+        assert len(leaders) == 1 and int(float(leaders.pop())) in controllers.values()
 
 
 def test_a_stopped_broker_fires_the_under_replicated_alert_and_its_return_clears_it(
