@@ -1,12 +1,18 @@
-"""Real clients against dc1: partitioning, ordering, groups, offsets, rack placement."""
+"""Real clients against every data centre (dc1 on ZooKeeper, dc2 on KRaft): partitioning,
+ordering, groups, offsets, rack placement."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 
+import pytest
 from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, TopicPartition
+from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
 from tests.integration.clients import assign_at, consume, consumer, produce_sequence, read_all
+from tests.integration.lab import Lab
+
+pytestmark = pytest.mark.every_dc
 
 
 def test_keyed_messages_keep_their_partition_and_order(client_conf, new_topic):
@@ -97,18 +103,31 @@ def test_new_consumers_start_from_earliest_latest_or_an_offset(client_conf, new_
     assert [m.offset() for m in fresh] == list(range(50, 55))
 
 
-def test_rf3_replicas_sit_on_three_racks(lab, admin, new_topic):
-    topic = new_topic(partitions=6, replication_factor=3)
-    rack_of = {b.broker_id: b.rack for b in lab.brokers("dc1")}
+def test_replicas_of_a_partition_sit_on_distinct_racks(lab, dc, admin, new_topic):
+    # As many replicas as the DC has racks, up to 3: dc1 has three, the lab's dc2 two.
+    rack_of = {b.broker_id: b.rack for b in lab.brokers(dc)}
+    replicas = min(3, len(set(rack_of.values())))
+    topic = new_topic(partitions=6, replication_factor=replicas)
     meta = admin.list_topics(topic=topic, timeout=10).topics[topic]
     for p in meta.partitions.values():
         racks = {rack_of[r] for r in p.replicas}
-        assert len(racks) == 3, f"partition {p.id} replicas {p.replicas} on racks {racks}"
+        assert len(racks) == replicas, f"partition {p.id} replicas {p.replicas} on racks {racks}"
 
 
-def test_declared_topics_exist_as_declared(admin):
-    """inventories/local/group_vars/dc1.yml declares these; site.yml created them."""
+def test_declared_topics_exist_as_declared(lab: Lab, dc: str, admin: AdminClient) -> None:
+    """The DC's kafka_topics in the inventory's group_vars; site.yml created them."""
+    declared = [t for t in lab.group_vars(dc).get("kafka_topics") or [] if t.get("state", "present") == "present"]
+    if not declared:
+        pytest.skip(f"the inventory declares no topics for {dc}")
     meta = admin.list_topics(timeout=10).topics
-    assert len(meta["orders"].partitions) == 6
-    assert len(meta["payments"].partitions) == 3
-    assert {len(p.replicas) for p in meta["orders"].partitions.values()} == {3}
+    for topic in declared:
+        name = topic["name"]
+        assert name in meta, f"{name} is declared for {dc} but not in the cluster"
+        partitions = meta[name].partitions.values()
+        assert len(partitions) == topic["partitions"], name
+        # kafka_access's default when a topic gives none.
+        assert {len(p.replicas) for p in partitions} == {topic.get("replication_factor", 3)}, name
+        resource = ConfigResource(ResourceType.TOPIC, name)
+        configs = admin.describe_configs([resource])[resource].result(timeout=20)
+        for key, value in (topic.get("configs") or {}).items():
+            assert configs[key].value == str(value), f"{name} {key}"
