@@ -43,9 +43,9 @@ def produce_one(conf: dict[str, str], topic: str) -> KafkaError | None:
     return errors[0] if errors else KafkaError(KafkaError._MSG_TIMED_OUT)
 
 
-def read_error(conf: dict[str, str], topic: str, group: str) -> KafkaError | None:
+def read_error(conf: dict[str, str], topic: str, group: str, protocol: str = "classic") -> KafkaError | None:
     """The first error a consumer in `group` meets reading `topic`, or None once it gets a record."""
-    c = consumer(conf, group)
+    c = consumer(conf, group, protocol=protocol)
     c.subscribe([topic])
     try:
         for _ in range(40):
@@ -110,6 +110,15 @@ def test_the_reader_reads_but_cannot_write(orders_has_data, user_conf):
     assert denied(produce_one(reader, "orders"))
     # Its group grant is prefixed orders-: any other group name is refused.
     err = read_error(reader, "orders", "billing-consumers")
+    assert err is not None and err.code() == KafkaError.GROUP_AUTHORIZATION_FAILED
+
+
+@pytest.mark.every_dc("kraft")
+def test_the_readers_group_grant_holds_for_a_kip848_group(orders_has_data, user_conf):
+    # The new consumer protocol is authorized like the classic one: READ on the group.
+    reader = user_conf("orders-reader")
+    assert read_error(reader, "orders", f"orders-{uuid.uuid4().hex[:6]}", protocol="consumer") is None
+    err = read_error(reader, "orders", "billing-consumers", protocol="consumer")
     assert err is not None and err.code() == KafkaError.GROUP_AUTHORIZATION_FAILED
 
 
