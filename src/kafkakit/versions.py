@@ -73,7 +73,12 @@ ROLE_PINS: tuple[tuple[str, str, str, str], ...] = (
 LOCK_PINS: tuple[tuple[str, str, str], ...] = (
     ("Ansible (community package)", "ansible", "newest that Python 3.11 takes; carries the collections"),
     ("ansible-core", "ansible-core", "the core that ansible 12 pins"),
-    ("confluent-kafka (librdkafka)", "confluent-kafka", "current release; the tests' and modules' Kafka client"),
+    (
+        "confluent-kafka (librdkafka)",
+        "confluent-kafka",
+        "newest release on the package index; the tests' and modules' Kafka client, and its"
+        " librdkafka runs KIP-848 consumer groups (tested on the KRaft DC)",
+    ),
     ("Pulumi SDK", "pulumi", "current release"),
     ("Pulumi AWS provider", "pulumi_aws", "current release"),
     ("Pulumi policy SDK", "pulumi_policy", "current release"),

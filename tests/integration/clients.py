@@ -162,17 +162,20 @@ def _retrying(call: Callable[[], None], what: str, attempts: int = 10) -> None:
     raise AssertionError(f"{what} did not succeed")
 
 
-def consumer(conf: dict[str, str], group: str | None = None, **extra: str) -> Consumer:
-    return Consumer(
-        {
-            **conf,
-            "group.id": group or f"test-{uuid.uuid4().hex[:8]}",
-            "auto.offset.reset": "earliest",
-            "enable.auto.commit": "false",
-            "session.timeout.ms": "10000",
-            **extra,
-        }
-    )
+def consumer(conf: dict[str, str], group: str | None = None, protocol: str = "classic", **extra: str) -> Consumer:
+    """A group consumer; `protocol` is its group.protocol: classic, or consumer (KIP-848, Kafka 4+)."""
+    settings = {
+        **conf,
+        "group.id": group or f"test-{uuid.uuid4().hex[:8]}",
+        "auto.offset.reset": "earliest",
+        "enable.auto.commit": "false",
+    }
+    if protocol == "classic":
+        settings["session.timeout.ms"] = "10000"
+    else:
+        # KIP-848 members take their session timeout from the broker: librdkafka refuses the setting.
+        settings["group.protocol"] = protocol
+    return Consumer({**settings, **extra})
 
 
 def consume(c: Consumer, expected: int, timeout: float = 60.0, distinct: bool = False) -> list[Message]:

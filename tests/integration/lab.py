@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import testinfra
 import yaml
@@ -74,10 +75,31 @@ class Lab:
         """A KRaft DC's dedicated controllers; empty for a ZooKeeper DC."""
         return self.members("kafka_controller", dc)
 
+    def data_centres(self) -> list[str]:
+        """The DCs that have Kafka brokers, in name order."""
+        return sorted({self.hosts[n].dc for n in self.groups.get("kafka_broker", [])})
+
     def kraft(self, dc: str) -> bool:
         """Whether the DC runs KRaft: it has controllers (kafka_metadata_mode is a group variable
         of inventories/, not in the hosts file)."""
         return bool(self.controllers(dc))
+
+    def metadata_mode(self, dc: str) -> str:
+        return "kraft" if self.kraft(dc) else "zookeeper"
+
+    def dc_id(self, dc: str) -> str:
+        """A DC's test id: its name and metadata mode (dc1-zookeeper, dc2-kraft)."""
+        return f"{dc}-{self.metadata_mode(dc)}"
+
+    def group_vars(self, dc: str) -> dict[str, Any]:
+        """What the Ansible inventory's group_vars (all.yml, then <dc>.yml) declare for a DC, as
+        written: Jinja expressions stay unrendered, so read names and numbers, not secrets."""
+        merged: dict[str, Any] = {}
+        for name in ("all", dc):
+            path = ANSIBLE_INVENTORY / "group_vars" / f"{name}.yml"
+            if path.exists():
+                merged.update(yaml.safe_load(path.read_text()) or {})
+        return merged
 
     def broker_by_id(self, broker_id: int, dc: str = "dc1") -> Host:
         return next(b for b in self.brokers(dc) if b.broker_id == broker_id)

@@ -1,9 +1,11 @@
 """ACLs as code, checked with the users' own client configs (written by site.yml from the
-inventory's kafka_users / kafka_acls): deny by default, read-only, prefixed grants."""
+inventory's kafka_users / kafka_acls): deny by default, read-only, prefixed grants. In every data
+centre: AclAuthorizer in dc1 (ZooKeeper), StandardAuthorizer in dc2 (KRaft)."""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 
 import pytest
 from confluent_kafka import KafkaError, KafkaException, Producer
@@ -11,11 +13,24 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from kafkakit.admin import read_client_conf
 from tests.integration.clients import consumer, produce_sequence
-from tests.integration.lab import CLIENT_DIR
+from tests.integration.lab import CLIENT_DIR, Lab
+
+pytestmark = pytest.mark.every_dc
 
 
-def user_conf(name: str) -> dict[str, str]:
-    return read_client_conf(CLIENT_DIR / "dc1" / "users" / f"{name}.conf")
+@pytest.fixture(scope="module")
+def user_conf(lab: Lab, dc: str) -> Callable[[str], dict[str, str]]:
+    """A user's client config in the DC; skips the test when the DC's inventory does not declare
+    the user (a DC may have other users than dc1; the lab declares the same in both)."""
+    users = lab.group_vars(dc).get("kafka_users") or []
+    declared = {u["name"] for u in users if u.get("state", "present") == "present"}
+
+    def conf(name: str) -> dict[str, str]:
+        if name not in declared:
+            pytest.skip(f"the inventory declares no user {name} in {dc}")
+        return read_client_conf(CLIENT_DIR / dc / "users" / f"{name}.conf")
+
+    return conf
 
 
 def produce_one(conf: dict[str, str], topic: str) -> KafkaError | None:
@@ -28,9 +43,9 @@ def produce_one(conf: dict[str, str], topic: str) -> KafkaError | None:
     return errors[0] if errors else KafkaError(KafkaError._MSG_TIMED_OUT)
 
 
-def read_error(conf: dict[str, str], topic: str, group: str) -> KafkaError | None:
+def read_error(conf: dict[str, str], topic: str, group: str, protocol: str = "classic") -> KafkaError | None:
     """The first error a consumer in `group` meets reading `topic`, or None once it gets a record."""
-    c = consumer(conf, group)
+    c = consumer(conf, group, protocol=protocol)
     c.subscribe([topic])
     try:
         for _ in range(40):
@@ -46,7 +61,8 @@ def read_error(conf: dict[str, str], topic: str, group: str) -> KafkaError | Non
 def create_error(conf: dict[str, str], topic: str) -> KafkaError | None:
     admin = AdminClient(conf)  # keep the handle alive until the future resolves
     try:
-        admin.create_topics([NewTopic(topic, 1, 3)])[topic].result(timeout=20)
+        # No replication factor: the DC's default (the lab's dc2 has two brokers).
+        admin.create_topics([NewTopic(topic, 1)])[topic].result(timeout=20)
         return None
     except KafkaException as exc:
         return exc.args[0]
@@ -65,18 +81,21 @@ def denied(err: KafkaError | None) -> bool:
 
 
 @pytest.fixture(scope="module")
-def orders_has_data(client_conf):
+def orders_has_data(lab, dc, client_conf):
+    # The users' topics are the DC's declared ones (a producer to a missing topic would wait minutes).
+    if "orders" not in {t["name"] for t in lab.group_vars(dc).get("kafka_topics") or []}:
+        pytest.skip(f"the inventory declares no orders topic in {dc}")
     produce_sequence(client_conf, "orders", 10, keys=["acl-probe"])
 
 
-def test_a_user_without_acls_can_do_nothing(orders_has_data):
+def test_a_user_without_acls_can_do_nothing(orders_has_data, user_conf):
     conf = user_conf("no-acl")
     assert denied(produce_one(conf, "orders"))
     assert denied(read_error(conf, "orders", "orders-noacl"))
     assert denied(create_error(conf, f"noacl-{uuid.uuid4().hex[:6]}"))
 
 
-def test_a_user_without_acls_cannot_use_a_group(orders_has_data):
+def test_a_user_without_acls_cannot_use_a_group(orders_has_data, user_conf):
     # Finding a group's coordinator needs DESCRIBE on the group: refused before any join.
     admin = AdminClient(user_conf("no-acl"))
     future = admin.describe_consumer_groups(["orders-join-probe"])["orders-join-probe"]
@@ -85,7 +104,7 @@ def test_a_user_without_acls_cannot_use_a_group(orders_has_data):
     assert info.value.args[0].code() == KafkaError.GROUP_AUTHORIZATION_FAILED
 
 
-def test_the_reader_reads_but_cannot_write(orders_has_data):
+def test_the_reader_reads_but_cannot_write(orders_has_data, user_conf):
     reader = user_conf("orders-reader")
     assert read_error(reader, "orders", f"orders-{uuid.uuid4().hex[:6]}") is None
     assert denied(produce_one(reader, "orders"))
@@ -94,14 +113,23 @@ def test_the_reader_reads_but_cannot_write(orders_has_data):
     assert err is not None and err.code() == KafkaError.GROUP_AUTHORIZATION_FAILED
 
 
-def test_the_writer_writes_but_cannot_read(orders_has_data):
+@pytest.mark.every_dc("kraft")
+def test_the_readers_group_grant_holds_for_a_kip848_group(orders_has_data, user_conf):
+    # The new consumer protocol is authorized like the classic one: READ on the group.
+    reader = user_conf("orders-reader")
+    assert read_error(reader, "orders", f"orders-{uuid.uuid4().hex[:6]}", protocol="consumer") is None
+    err = read_error(reader, "orders", "billing-consumers", protocol="consumer")
+    assert err is not None and err.code() == KafkaError.GROUP_AUTHORIZATION_FAILED
+
+
+def test_the_writer_writes_but_cannot_read(orders_has_data, user_conf):
     writer = user_conf("orders-writer")
     assert produce_one(writer, "orders") is None
     assert denied(read_error(writer, "orders", "orders-writer-peek"))
     assert denied(produce_one(writer, "payments"))
 
 
-def test_a_prefixed_acl_grants_exactly_its_prefix(new_topic):
+def test_a_prefixed_acl_grants_exactly_its_prefix(user_conf):
     team = user_conf("team-a")
     inside = f"team-a.{uuid.uuid4().hex[:6]}"
     assert create_error(team, inside) is None
@@ -114,7 +142,7 @@ def test_a_prefixed_acl_grants_exactly_its_prefix(new_topic):
     team_admin.delete_topics([inside])[inside].result(timeout=30)
 
 
-def test_site_check_diff_shows_an_acl_drift_and_the_next_run_removes_it(admin, client_conf):
+def test_site_check_diff_shows_an_acl_drift_and_the_next_run_removes_it(dc, admin, user_conf):
     """An undeclared binding added by hand is shown by --check --diff and removed by site.yml."""
     from confluent_kafka.admin import (
         AclBinding,
@@ -126,6 +154,7 @@ def test_site_check_diff_shows_an_acl_drift_and_the_next_run_removes_it(admin, c
 
     from tests.integration.playbooks import run_site
 
+    no_acl = user_conf("no-acl")  # first: a DC without the user skips before any change
     rogue = AclBinding(
         ResourceType.TOPIC,
         "orders",
@@ -139,6 +168,6 @@ def test_site_check_diff_shows_an_acl_drift_and_the_next_run_removes_it(admin, c
     check = run_site("--check", "--diff", "--tags", "acls")
     # The diff's removed line, and the count the role gives first (the lab sets kafka_acls_exclusive).
     assert "-User:no-acl ALLOW READ topic:orders" in check
-    assert "undeclared ACL binding(s) in dc1: removing them" in check
+    assert f"undeclared ACL binding(s) in {dc}: removing them" in check
     run_site("--tags", "acls")
-    assert read_error(user_conf("no-acl"), "orders", "orders-after-cleanup") is not None
+    assert read_error(no_acl, "orders", "orders-after-cleanup") is not None

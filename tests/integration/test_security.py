@@ -1,11 +1,14 @@
-"""Every protection of the security issue, attacked for real: each test fails if its protection
-is removed (a PLAINTEXT listener, SASL off, a trusting CA, znodes without ACLs, loose modes)."""
+"""Every protection of the security issue, attacked for real in every data centre: each test fails
+if its protection is removed (a PLAINTEXT listener, SASL off, a trusting CA, znodes without ACLs,
+a KRaft controller listener without mutual TLS, loose modes)."""
 
 from __future__ import annotations
 
 import datetime
 import socket
 import ssl
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -16,10 +19,26 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from tests.integration.lab import CLIENT_DIR, Lab
+from tests.integration.lab import CLIENT_DIR, Host, Lab
 
 LAB = Lab()
-DC1 = LAB.brokers("dc1")
+pytestmark = pytest.mark.every_dc
+# kafka_common's kafka_controller_port: the KRaft controllers' listener (mutual TLS).
+CONTROLLER_PORT = 9094
+PKI = "/etc/kafkakit/pki"
+
+
+def kafka_nodes(lab: Lab) -> list[Host]:
+    """Every broker, ZooKeeper server and KRaft controller, each once (dc1's brokers run ZooKeeper)."""
+    nodes: list[Host] = []
+    for dc in lab.data_centres():
+        for node in lab.brokers(dc) + lab.zookeepers(dc) + lab.controllers(dc):
+            if node not in nodes:
+                nodes.append(node)
+    return nodes
+
+
+NODES = kafka_nodes(LAB)
 
 
 def can_list_topics(conf: dict[str, str]) -> bool:
@@ -36,8 +55,8 @@ def test_the_admin_config_works(client_conf):
 
 
 @pytest.mark.parametrize("port", [9091, 9093])
-def test_plaintext_kafka_is_refused(port):
-    conf = {"bootstrap.servers": f"{DC1[0].ip}:{port}", "security.protocol": "PLAINTEXT"}
+def test_plaintext_kafka_is_refused(lab, dc, port):
+    conf = {"bootstrap.servers": f"{lab.brokers(dc)[0].ip}:{port}", "security.protocol": "PLAINTEXT"}
     assert not can_list_topics(conf)
 
 
@@ -89,30 +108,97 @@ def tls_handshake(ip: str, port: int, server_hostname: str, ca: str) -> None:
             pass
 
 
-def test_a_certificate_for_another_hostname_is_rejected(client_conf):
+def test_a_certificate_for_another_hostname_is_rejected(lab, dc, client_conf):
     ca = client_conf["ssl.ca.location"]
-    broker, other = DC1[0], DC1[1]
+    broker, other = lab.brokers(dc)[:2]
     tls_handshake(broker.ip, 9093, broker.ip, ca)  # its own address: accepted
     with pytest.raises(ssl.SSLCertVerificationError, match="match"):
         tls_handshake(broker.ip, 9093, other.name, ca)
 
 
-@pytest.mark.parametrize("port", [9091, 9093])
-def test_tls_below_1_2_is_refused_by_the_broker(client_conf, port):
-    ctx = ssl.create_default_context(cafile=client_conf["ssl.ca.location"])
+def assert_old_tls_refused(ip: str, port: int, ca: str) -> None:
+    ctx = ssl.create_default_context(cafile=ca)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # old versions on purpose
         ctx.minimum_version = ssl.TLSVersion.TLSv1
         ctx.maximum_version = ssl.TLSVersion.TLSv1_1
     ctx.set_ciphers("ALL:@SECLEVEL=0")
-    with socket.create_connection((DC1[0].ip, port), timeout=5) as raw:
-        # The broker's alert, not a client-side refusal, proves the server says no.
+    with socket.create_connection((ip, port), timeout=5) as raw:
+        # The server's alert, not a client-side refusal, proves the server says no.
         with pytest.raises(ssl.SSLError, match="PROTOCOL_VERSION"):
-            ctx.wrap_socket(raw, server_hostname=DC1[0].ip)
+            ctx.wrap_socket(raw, server_hostname=ip)
 
 
-@pytest.mark.parametrize("zk", LAB.zookeepers("dc1")[:1] + LAB.zookeepers("dc2")[:1], ids=lambda h: h.name)
-def test_zookeeper_has_no_plaintext_port(zk):
+@pytest.mark.parametrize("port", [9091, 9093])
+def test_tls_below_1_2_is_refused_by_the_broker(lab, dc, client_conf, port):
+    assert_old_tls_refused(lab.brokers(dc)[0].ip, port, client_conf["ssl.ca.location"])
+
+
+@pytest.mark.every_dc("kraft")
+def test_tls_below_1_2_is_refused_by_the_controllers(lab, dc, client_conf):
+    for controller in lab.controllers(dc):
+        assert_old_tls_refused(controller.ip, CONTROLLER_PORT, client_conf["ssl.ca.location"])
+
+
+# One TLS handshake, then one read: OPEN when the server keeps the connection (a Kafka listener
+# waits for a request), REFUSED and the reason when it says no. Run here and on lab hosts
+# (python3 -c; no single quotes or braces: it travels through Ansible's shell module).
+TLS_PROBE = """
+import socket, ssl, sys
+
+
+def probe(ip, port, ca, identity):
+    ctx = ssl.create_default_context(cafile=ca)
+    if identity:
+        ctx.load_cert_chain(*identity)
+    raw = socket.create_connection((ip, int(port)), timeout=10)
+    try:
+        tls = ctx.wrap_socket(raw, server_hostname=ip)
+    except (ssl.SSLError, ConnectionError) as e:
+        return "REFUSED in the handshake: " + str(e)
+    tls.settimeout(3)
+    try:
+        data = tls.recv(1)
+    except TimeoutError:
+        return "OPEN"
+    except (ssl.SSLError, ConnectionError) as e:
+        # TLS 1.3: the server judges the client certificate after the client has finished.
+        return "REFUSED after the handshake: " + str(e)
+    finally:
+        tls.close()
+    return "CLOSED" if not data else "DATA"
+
+
+print(probe(sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]))
+"""
+
+
+def probe_from_host(host, ip: str, port: int, *identity: str) -> str:
+    """TLS_PROBE on a lab host against ip:port, trusting the host's CA bundle, with `identity`
+    (certificate, key) as its client certificate or none."""
+    args = [TLS_PROBE, ip, str(port), f"{PKI}/ca.crt", *identity]
+    return host.check_output("python3 -c" + " %s" * len(args), *args).strip()
+
+
+@pytest.mark.every_dc("kraft")
+def test_the_controller_listener_takes_only_clients_with_a_certificate(lab, dc, client_conf):
+    """KRaft's counterpart of the protected znodes: the controllers' listener is mutual TLS. On a
+    broker host the same handshake is taken with the broker's certificate (the positive control)
+    and refused without it; from here, trusting the CA but with no certificate, refused too."""
+    broker = lab.testinfra(lab.brokers(dc)[0])
+    for controller in lab.controllers(dc):
+        taken = probe_from_host(broker, controller.ip, CONTROLLER_PORT, f"{PKI}/host.crt", f"{PKI}/host.key")
+        assert taken == "OPEN", f"{controller.name} with the broker's certificate: {taken}"
+        refused = probe_from_host(broker, controller.ip, CONTROLLER_PORT)
+        assert refused.startswith("REFUSED"), f"{controller.name} without a certificate: {refused}"
+        args = [controller.ip, str(CONTROLLER_PORT), client_conf["ssl.ca.location"]]
+        here = subprocess.run([sys.executable, "-c", TLS_PROBE, *args], capture_output=True, text=True, timeout=30)
+        assert here.stdout.startswith("REFUSED"), f"{controller.name} from the test host: {here.stdout}{here.stderr}"
+
+
+@pytest.mark.every_dc("zookeeper")
+def test_zookeeper_has_no_plaintext_port(lab, dc):
+    zk = lab.zookeepers(dc)[0]
     with pytest.raises(ConnectionRefusedError):
         socket.create_connection((zk.ip, 2181), timeout=5).close()
     # The TLS port does not answer a plaintext four-letter word.
@@ -138,9 +224,10 @@ def zk_shell(host, server: str, cmd: str, sasl: bool) -> str:
     return result.stdout + result.stderr
 
 
-def test_kafka_znodes_are_protected_from_unauthenticated_clients():
-    broker = LAB.testinfra(DC1[0])
-    server = f"{LAB.zookeepers('dc1')[0].ip}:2182"
+@pytest.mark.every_dc("zookeeper")
+def test_kafka_znodes_are_protected_from_unauthenticated_clients(lab, dc):
+    broker = lab.testinfra(lab.brokers(dc)[0])
+    server = f"{lab.zookeepers(dc)[0].ip}:2182"
     # The brokers' SASL identity owns Kafka's znodes...
     acl = zk_shell(broker, server, "getAcl /kafka/brokers/ids", sasl=True)
     assert "'sasl,'kafka" in acl and "cdrwa" in acl
@@ -152,34 +239,52 @@ def test_kafka_znodes_are_protected_from_unauthenticated_clients():
 
 
 SECRET_FILES = ["kafka-admin", "kafka-keystore", "kafka-zookeeper", "zookeeper-keystore"]
+CONFIG_FOLDERS = ("/etc/kafka", "/etc/zookeeper", "/etc/kafkakit", "/etc/systemd/system")
 
 
-@pytest.mark.parametrize("node", DC1, ids=lambda h: h.name)
+def protected_files(node: Host) -> dict[str, tuple[str, int]]:
+    """The node's key, keystores and files holding a password, with the owner and mode each must
+    have, by the services the inventory gives it."""
+    groups = LAB.groups
+    expect = {f"{PKI}/host.key": ("root", 0o600)}
+    if node.name in groups.get("kafka_broker", []):
+        expect |= {"/etc/kafka/tls/keystore.p12": ("kafka", 0o600), "/etc/kafka/server.properties": ("root", 0o640)}
+        if not LAB.kraft(node.dc):
+            expect["/etc/kafka/jaas.conf"] = ("root", 0o640)  # the brokers' ZooKeeper login
+    if node.name in groups.get("zookeeper", []):
+        expect |= {
+            "/etc/zookeeper/tls/keystore.p12": ("zookeeper", 0o600),
+            "/etc/zookeeper/zoo.cfg": ("root", 0o640),
+            "/etc/zookeeper/jaas.conf": ("root", 0o640),
+        }
+    if node.name in groups.get("kafka_controller", []):
+        expect |= {
+            "/etc/kafka/controller-tls/keystore.p12": ("kafka", 0o600),
+            "/etc/kafka/controller.properties": ("root", 0o640),
+            # The quorum tools' login: the keystore password, for root only.
+            "/etc/kafka/controller-client.properties": ("root", 0o600),
+        }
+    return expect
+
+
+@pytest.mark.parametrize("node", NODES, ids=lambda h: h.name)
 def test_key_and_store_files_have_owner_and_mode(node):
     host = LAB.testinfra(node)
-    expect = {
-        "/etc/kafkakit/pki/host.key": ("root", 0o600),
-        "/etc/kafka/tls/keystore.p12": ("kafka", 0o600),
-        "/etc/zookeeper/tls/keystore.p12": ("zookeeper", 0o600),
-        "/etc/kafka/server.properties": ("root", 0o640),
-        "/etc/kafka/jaas.conf": ("root", 0o640),
-        "/etc/zookeeper/zoo.cfg": ("root", 0o640),
-        "/etc/zookeeper/jaas.conf": ("root", 0o640),
-    }
-    for path, (owner, mode) in expect.items():
+    for path, (owner, mode) in protected_files(node).items():
         f = host.file(path)
         assert (f.user, f.mode) == (owner, mode), path
 
 
-@pytest.mark.parametrize("node", DC1, ids=lambda h: h.name)
+@pytest.mark.parametrize("node", NODES, ids=lambda h: h.name)
 def test_no_password_in_a_world_readable_file(node):
     host = LAB.testinfra(node)
-    secrets = [(CLIENT_DIR / "secrets" / name).read_text().split()[0] for name in SECRET_FILES]
-    readable = host.check_output(
-        "find /etc/kafka /etc/zookeeper /etc/kafkakit /etc/systemd/system -type f -perm -o=r"
-    ).split()
+    # A deployment without ZooKeeper has no ZooKeeper passwords; a KRaft node no /etc/zookeeper.
+    names = [n for n in SECRET_FILES if (CLIENT_DIR / "secrets" / n).exists()]
+    secrets = [(CLIENT_DIR / "secrets" / name).read_text().split()[0] for name in names]
+    folders = [d for d in CONFIG_FOLDERS if host.file(d).is_directory]
+    readable = host.check_output(f"find {' '.join(folders)} -type f -perm -o=r").split()
     assert readable, "expected some world-readable files (certificates, units) to scan"
     for path in readable:
         content = host.file(path).content_string
-        leaked = [n for n, s in zip(SECRET_FILES, secrets, strict=True) if s in content]
+        leaked = [n for n, s in zip(names, secrets, strict=True) if s in content]
         assert not leaked, f"{path} is world-readable and holds {leaked}"

@@ -1,11 +1,16 @@
-"""SCRAM users as code against the real cluster: create, change a password, no-op, remove."""
+"""SCRAM users as code against the real cluster, in every data centre: create, change a
+password, no-op, remove."""
 
 from __future__ import annotations
 
 import time
 import uuid
 
+import pytest
+
 from kafkakit.scram_users import AdminScramStore, apply_users, login_checker, parse_users
+
+pytestmark = pytest.mark.every_dc
 
 
 def test_a_password_changes_once_and_then_nothing_changes(admin, client_conf):
@@ -29,7 +34,8 @@ def test_a_password_changes_once_and_then_nothing_changes(admin, client_conf):
     assert not apply("second-password-2").changed
 
     assert apply("second-password-2", state="absent").removed == [name]
-    # Each broker drops the credential when ZooKeeper's change notification reaches it.
+    # Each broker drops the credential when the change reaches it (ZooKeeper's notification, or
+    # the KRaft metadata log).
     deadline = time.monotonic() + 60
     while can_login(name, "second-password-2", "SCRAM-SHA-512"):
         assert time.monotonic() < deadline, "a removed user could still log in after 60 s"
