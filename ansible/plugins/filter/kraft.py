@@ -53,13 +53,14 @@ def kafkakit_observer_lag(replication: str, node_id: int, directory_id: str) -> 
 
 
 def kafkakit_controller_directories(hosts: Any, hostvars: Any) -> dict[int, str]:
-    """controller_id -> directory id of its metadata log (the format step's kafka_controller_format)."""
-    return {
-        int(hostvars[h]["controller_id"]): str(
-            (hostvars[h].get("kafka_controller_format") or {}).get("directory_id", "")
-        )
-        for h in hosts
-    }
+    """controller_id -> directory id of its metadata log (the format step's kafka_controller_format);
+    a controller whose directory id is unknown (check mode, a format without one) is left out."""
+    found = {}
+    for host in hosts:
+        directory = str((hostvars[host].get("kafka_controller_format") or {}).get("directory_id") or "")
+        if directory:
+            found[int(hostvars[host]["controller_id"])] = directory
+    return found
 
 
 def kafkakit_controllers_with_ids(hosts: Any, hostvars: Any, ids: Any) -> list[str]:
