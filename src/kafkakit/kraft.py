@@ -147,7 +147,7 @@ def voter_keys(status_text: str) -> list[tuple[int, str]]:
     """(id, directory id) of each voter of `describe --status`."""
     voters = parse_status(status_text).get("CurrentVoters") or []
     return [
-        (int(v["id"]), str(v.get("directoryId", "")))
+        (int(v["id"]), str(v.get("directoryId") or ""))
         for v in voters  # type: ignore[union-attr]
         if isinstance(v, dict) and "id" in v
     ]
