@@ -36,7 +36,10 @@ def describe(lab: Lab, what: str, through: Host | None = None) -> str:
     controllers = lab.controllers(DC)
     servers = ",".join(f"{c.ip}:9094" for c in controllers)
     for host in [through] if through else controllers:
-        out = lab.testinfra(host).run(QUORUM_TOOL.format(servers=servers, what=what))
+        try:
+            out = lab.testinfra(host).run(QUORUM_TOOL.format(servers=servers, what=what))
+        except Exception:  # noqa: BLE001 - a stopped host is unreachable: ask the next one
+            continue
         if out.rc == 0:
             return out.stdout
     return ""
