@@ -77,15 +77,17 @@ def cluster_health(admin: AdminClient, timeout: float = 10.0, kraft: bool = Fals
 
     The metadata comes from a broker's view of ZooKeeper (or KRaft), so a broker listed here
     has registered with the cluster, not merely opened a port. In KRaft a broker's metadata
-    lists only unfenced brokers: listed means registered and unfenced."""
+    lists only unfenced brokers: listed means registered and unfenced.
+    One Metadata request, not the admin API's DescribeCluster: polled while a broker of the
+    bootstrap list refuses connections (every roll), librdkafka's admin path can abort the whole
+    process (rd_kafka_admin_response_parse: Assertion `rko_result' failed), seen in a CA rotation."""
     try:
-        cluster = admin.describe_cluster(request_timeout=timeout).result(timeout=timeout + 5)
         meta = admin.list_topics(timeout=timeout)
     except Exception as exc:  # noqa: BLE001 - any client error means "not healthy yet"
         return ClusterHealth(error=str(exc), kraft=kraft)
     health = ClusterHealth(
-        brokers=sorted(n.id for n in cluster.nodes),
-        controller=cluster.controller.id if cluster.controller and not kraft else -1,
+        brokers=sorted(meta.brokers),
+        controller=meta.controller_id if meta.controller_id is not None and not kraft else -1,
         kraft=kraft,
     )
     for topic in meta.topics.values():
