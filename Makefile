@@ -61,13 +61,15 @@ BENCH_KAFKA := build/bench/kafka_2.13-$(KAFKA_VERSION)
 BENCH_LISTENER = (cd ansible && ANSIBLE_CONFIG=ansible.cfg ../$(VENV)/bin/ansible-playbook lab/bench-listener.yml \
                   -e bench_dc=$(BENCH_DC) -e bench_port=$(BENCH_PLAINTEXT_PORT) -e bench_listener=$(1))
 
-.PHONY: help setup apt venv artifacts image lab lab-up lab-down lab-clean site verify test unit integration lint actionlint bench versions
+.PHONY: help setup apt venv artifacts image lab lab-up lab-down lab-clean lab-dc3 lab-dc3-down site verify test unit integration lint actionlint bench versions
 
 help:
 	@echo "make lab       deploy the local two-DC lab (podman) with site.yml and verify it"
 	@echo "make test      the whole test suite: lint-free unit tests, then the lab-backed integration tests"
 	@echo "make lab-down  remove the lab's containers, network and files (the base image stays for the next lab)"
 	@echo "make lab-clean lab-down, and the lab's base images too"
+	@echo "make lab-dc3   add a third, ZooKeeper-mode data centre to the running lab (migration rehearsals)"
+	@echo "make lab-dc3-down  remove it again (dc1 and dc2 untouched)"
 	@echo "make versions  every component's pinned version (the README's table)"
 	@echo "make lint      ruff, yamllint, ansible-lint (production profile), actionlint"
 	@echo "make bench     Kafka's perf tools, MirrorMaker 2 and playbook timings on the lab -> build/bench/report.md"
@@ -143,6 +145,21 @@ verify: site
 
 lab: verify
 	@$(PY) -m kafkakit.labinfo build/lab
+
+# The optional third data centre (ZooKeeper mode, Kafka 3.9.x) to rehearse the migration on;
+# needs the lab (make lab). Only dc3's hosts and the monitoring hosts (they scrape every DC)
+# run site.yml: dc1 and dc2 are not touched. lab-up.yml without lab_dc3 removes it again.
+lab-dc3: setup
+	@echo "==> dc3: containers, then site.yml and verify.yml on dc3 and the monitoring hosts"
+	@$(ANSIBLE) lab/lab-up.yml -e lab_image=$$(cat ../build/lab-image.tag) -e lab_dc3=true
+	@$(ANSIBLE) site.yml --limit 'dc3:monitoring:localhost'
+	@$(ANSIBLE) verify.yml --limit 'dc3:monitoring:localhost'
+
+lab-dc3-down: setup
+	@echo "==> dc3: containers removed, the monitoring hosts forget it"
+	@$(ANSIBLE) lab/lab-up.yml -e lab_image=$$(cat ../build/lab-image.tag)
+	@$(ANSIBLE) site.yml --limit 'monitoring:localhost'
+	@rm -rf build/lab/dc3
 
 lab-down: venv
 	@echo "==> removing the lab (the base image stays)"

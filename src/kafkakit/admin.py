@@ -239,6 +239,26 @@ def _host_port(server: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
+def wait_serving(server: str, client_config: Mapping[str, Any] | None, timeout: float, interval: float = 1.0) -> float:
+    """Poll until the broker at `server` (host:port) answers a metadata request itself; the
+    seconds it took. TimeoutError after `timeout`.
+
+    A broker serves requests only once it has registered with the cluster, so this tells that a
+    restarted broker is back; the other brokers' metadata may not say so yet (or still list it)."""
+    start = time.monotonic()
+    waited = wait_ports_open(server, timeout, interval)
+    admin = admin_client(server, client_config)
+    while True:
+        try:
+            admin.list_topics(timeout=min(10.0, max(timeout - waited, 1.0)))
+            return time.monotonic() - start
+        except Exception as exc:  # noqa: BLE001 - any client error means "not serving yet"
+            waited = time.monotonic() - start
+            if waited + interval > timeout:
+                raise TimeoutError(f"{server} answered no metadata request in {timeout:.0f}s: {exc}") from exc
+        time.sleep(interval)
+
+
 def wait_ports_open(
     bootstrap_servers: str, timeout: float, interval: float = 1.0, connect_timeout: float = 3.0
 ) -> float:

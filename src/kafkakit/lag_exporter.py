@@ -1,18 +1,22 @@
 """Consumer-group lag for Prometheus: committed offsets vs. log-end offsets, per data centre,
 group, topic and partition, served at /metrics as `kafkakit_consumergroup_lag`.
 
-Runs on the monitoring hosts as a systemd service (roles/monitoring/tasks/lag-exporter.yml) with
-Debian's python3-confluent-kafka, so it keeps to the client API that package has (1.7: list_groups,
-committed, get_watermark_offsets) and to the standard library.
+Runs on the monitoring hosts as a systemd service (roles/monitoring/tasks/lag-exporter.yml) in a
+virtualenv of its own holding confluent-kafka; otherwise it keeps to the standard library.
 
   python3 lag_exporter.py /etc/kafkakit-lag-exporter/config.json
   config: {"listen": "10.0.0.5:9308", "interval_s": 10,
-           "clusters": {"dc1": {"bootstrap.servers": "...", "security.protocol": "SASL_SSL", ...}}}
+           "clusters": {"dc1": {"bootstrap.servers": "...", "security.protocol": "SASL_SSL", ...}},
+           "web": {"cert_file": "...", "key_file": "...", "user": "prometheus", "password": "..."}}
+With "web", /metrics is served over TLS (1.2 or later) and only to that basic-auth login.
 """
 
 from __future__ import annotations
 
+import base64
+import hmac
 import json
+import ssl
 import sys
 import threading
 import time
@@ -194,11 +198,34 @@ class Exporter:
             time.sleep(max(self.interval - (time.monotonic() - started), 1.0))
 
 
-def serve(exporter: Exporter, listen: str) -> ThreadingHTTPServer:
+def basic_auth_ok(header: str | None, user: str, password: str) -> bool:
+    """Whether an Authorization header carries exactly this login (compared in constant time)."""
+    expected = base64.b64encode(f"{user}:{password}".encode()).decode()
+    return hmac.compare_digest((header or "").encode(), f"Basic {expected}".encode())
+
+
+class _QuietServer(ThreadingHTTPServer):
+    # A client that fails the TLS handshake (plain HTTP, an untrusted CA) is refused, not logged
+    # with a traceback on every probe.
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        exc = sys.exc_info()[1]
+        if not isinstance(exc, ssl.SSLError | ConnectionError | TimeoutError):
+            super().handle_error(request, client_address)
+
+
+def serve(exporter: Exporter, listen: str, web: Mapping[str, str] | None = None) -> ThreadingHTTPServer:
     host, _, port = listen.rpartition(":")
 
     class Handler(BaseHTTPRequestHandler):
+        timeout = 10  # a client that opens a connection and says nothing is dropped
+
         def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            if web and not basic_auth_ok(self.headers.get("Authorization"), web["user"], web["password"]):
+                self.send_response(401)
+                self.send_header("WWW-Authenticate", 'Basic realm="kafkakit-lag-exporter"')
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
             if self.path.split("?")[0] != "/metrics":
                 self.send_error(404)
                 return
@@ -213,7 +240,13 @@ def serve(exporter: Exporter, listen: str) -> ThreadingHTTPServer:
         def log_message(self, *_args: Any) -> None:  # scrapes every few seconds: keep the journal quiet
             pass
 
-    server = ThreadingHTTPServer((host, int(port)), Handler)
+    server = _QuietServer((host, int(port)), Handler)
+    if web:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.minimum_version = ssl.TLSVersion.TLSv1_2
+        context.load_cert_chain(web["cert_file"], web["key_file"])
+        # The handshake happens in the request's thread, so a slow client cannot stall accept().
+        server.socket = context.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
 
@@ -225,7 +258,7 @@ def main(argv: list[str]) -> int:
     with open(argv[1], encoding="utf-8") as fh:
         config = json.load(fh)
     exporter = Exporter(config)
-    serve(exporter, config["listen"])
+    serve(exporter, config["listen"], config.get("web"))
     exporter.run()
     return 0
 

@@ -61,12 +61,15 @@ def scrape_configs(
     prometheus_port: int = PROMETHEUS_PORT,
     jmx_basic_auth: Mapping[str, str] | None = None,
     lag_exporter_port: int | None = None,
+    https_ca_file: str | None = None,
 ) -> list[dict[str, Any]]:
     """Prometheus `scrape_configs`: one job per component group (its JMX agent, with
     `jmx_basic_auth` when the agents ask for it), a `node` job for every host of those groups
     (node exporter; None leaves it out), Prometheus itself and the consumer-lag exporter on the
     `monitoring` hosts. Every target is labelled dc, rack, component and instance (inventory name),
-    so alerts name the host as the inventory does rather than by address."""
+    so alerts name the host as the inventory does rather than by address.
+    With `https_ca_file`, every job scrapes over HTTPS (verified against that CA bundle) with the
+    same basic-auth login."""
     ports = dict(JMX_PORTS if jmx_ports is None else jmx_ports)
     jobs: list[dict[str, Any]] = []
 
@@ -80,18 +83,35 @@ def scrape_configs(
 
     seen: list[str] = []
     auth = {"basic_auth": dict(jmx_basic_auth)} if jmx_basic_auth else {}
+    web = {"scheme": "https", "tls_config": {"ca_file": https_ca_file}, **auth} if https_ca_file else {}
     for group, port in ports.items():
         hosts = list(groups.get(group, []))
-        job(group, [(h, port, group) for h in hosts], **auth)
+        job(group, [(h, port, group) for h in hosts], **(web or auth))
         seen += [h for h in hosts if h not in seen]
     if node_exporter_port is not None:
-        job("node", [(h, node_exporter_port, "node") for h in seen])
+        job("node", [(h, node_exporter_port, "node") for h in seen], **web)
     monitors = list(groups.get("monitoring", []))
-    job("prometheus", [(h, prometheus_port, "monitoring") for h in monitors])
+    job("prometheus", [(h, prometheus_port, "monitoring") for h in monitors], **web)
     if lag_exporter_port is not None:
         # The lag samples carry the dc of the cluster they describe, not the exporter's.
-        job("consumer_lag", [(h, lag_exporter_port, "lag_exporter") for h in monitors], honor_labels=True)
+        job("consumer_lag", [(h, lag_exporter_port, "lag_exporter") for h in monitors], honor_labels=True, **web)
     return jobs
+
+
+def web_login_hash(password: str, current: str | None = None) -> str:
+    """The bcrypt hash of the scrape password for a web.config (Prometheus, node exporter): the
+    current hash while it still matches the password, so a second run changes nothing; else a new
+    one with a fresh salt. Cost 10: a long random machine password needs no more, and every request
+    that is not cached pays it."""
+    import bcrypt  # the controller's venv has it; the Pulumi program, which imports this module, does not
+
+    if current:
+        try:
+            if bcrypt.checkpw(password.encode(), current.encode()):
+                return current
+        except ValueError:  # not a bcrypt hash: replace it
+            pass
+    return bcrypt.hashpw(password.encode(), bcrypt.gensalt(rounds=10)).decode()
 
 
 def lag_exporter_clusters(

@@ -8,15 +8,18 @@ import json
 import random
 import shlex
 import time
+import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 
 from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
+from kafkakit.spark_ui import bearer_token, ui_key
 from tests.integration.clients import consumer, durable_producer
 from tests.integration.lab import Host, Lab
 
@@ -26,6 +29,7 @@ KAFKA_CONFIG = "/etc/spark/kafka/client.properties"
 SHARED = "/srv/spark"
 TOPIC_PREFIX = "spark-"  # kafka_spark_topic_prefix: the topics the spark principal may use
 WEBUI_PORT = 8080
+WORKER_WEBUI_PORT = 8081
 
 
 class SparkCluster:
@@ -42,11 +46,27 @@ class SparkCluster:
         argv = " ".join(shlex.quote(a) for a in args)
         return self.run(f"timeout {timeout} {SUBMIT} {JOBS}/{job} {argv}")
 
+    @cached_property
+    def ui_token(self) -> str:
+        """A bearer token the web UIs accept: signed with the key derived from the RPC secret."""
+        secret = self.run("cat /etc/spark/auth-secret").stdout.strip()
+        assert secret, "no RPC secret on the master"
+        return bearer_token(ui_key(secret))
+
+    def ui_get(self, url: str, token: str | None = None) -> tuple[int, bytes]:
+        """HTTP status and body of a UI page, with this bearer token (None: none sent)."""
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        try:
+            with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=10) as reply:
+                return reply.status, reply.read()
+        except urllib.error.HTTPError as err:
+            return err.code, b""
+
     def status(self) -> dict:
         """The master's JSON status page: workers, their state and cores in use, applications."""
-        url = f"http://{self.master.ip}:{WEBUI_PORT}/json/"
-        with urllib.request.urlopen(url, timeout=10) as reply:
-            return json.load(reply)
+        code, body = self.ui_get(f"http://{self.master.ip}:{WEBUI_PORT}/json/", self.ui_token)
+        assert code == 200, f"the master's UI answered {code}"
+        return json.loads(body)
 
     def alive_workers(self) -> list[dict]:
         return [w for w in self.status()["workers"] if w["state"] == "ALIVE"]

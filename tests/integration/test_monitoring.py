@@ -1,12 +1,15 @@
-"""Monitoring on the lab: every exporter answers (and only with the scrape login), Prometheus
-scrapes every target, and the alerts fire on real faults: a stopped broker (under-replicated
+"""Monitoring on the lab: every exporter answers (and only with the scrape login; Prometheus, the
+node exporters and the lag exporter over HTTPS only), Prometheus scrapes every target, and the
+alerts fire on real faults: a stopped broker (under-replicated
 partitions) and a stalled consumer group (lag). The lab shortens the alerts' `for:`
 (inventories/local/group_vars/all.yml) so a firing alert is seen within a minute or two."""
 
 from __future__ import annotations
 
 import base64
+import http.client
 import json
+import ssl
 import time
 import urllib.error
 import urllib.parse
@@ -19,18 +22,31 @@ import pytest
 from kafkakit.monitoring import JMX_PORTS, LAG_EXPORTER_PORT, NODE_EXPORTER_PORT, PROMETHEUS_PORT
 from tests.integration.clients import consume, consumer, produce_sequence
 from tests.integration.conftest import wait_until
-from tests.integration.lab import ROOT, Lab
+from tests.integration.lab import CLIENT_DIR, ROOT, Lab
 
 SECRETS = ROOT / "build/lab/secrets"
 
 
-def http_get(url: str, auth: tuple[str, str] | None = None, timeout: float = 10) -> tuple[int, str]:
+def lab_tls() -> ssl.SSLContext:
+    """Trusts the lab's CA bundle (the one clients use) and checks the address in the certificate."""
+    return ssl.create_default_context(cafile=str(CLIENT_DIR / "pki" / "trusted.crt"))
+
+
+def scrape_password() -> str:
+    return (SECRETS / "monitoring-scrape").read_text().strip()
+
+
+def http_get(
+    url: str, auth: tuple[str, str] | None = None, timeout: float = 10, tls: ssl.SSLContext | None = None
+) -> tuple[int, str]:
     request = urllib.request.Request(url)
     if auth:
         token = base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode()
         request.add_header("Authorization", f"Basic {token}")
+    if url.startswith("https:") and tls is None:
+        tls = lab_tls()
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - lab addresses
+        with urllib.request.urlopen(request, timeout=timeout, context=tls) as response:  # noqa: S310 - lab addresses
             return response.status, response.read().decode()
     except urllib.error.HTTPError as exc:
         return exc.code, ""
@@ -38,10 +54,11 @@ def http_get(url: str, auth: tuple[str, str] | None = None, timeout: float = 10)
 
 class Prometheus:
     def __init__(self, ip: str) -> None:
-        self.base = f"http://{ip}:{PROMETHEUS_PORT}/api/v1"
+        self.base = f"https://{ip}:{PROMETHEUS_PORT}/api/v1"
+        self.login = ("prometheus", scrape_password())
 
     def get(self, path: str, **params: str) -> dict:
-        status, body = http_get(f"{self.base}/{path}?{urllib.parse.urlencode(params)}")
+        status, body = http_get(f"{self.base}/{path}?{urllib.parse.urlencode(params)}", self.login)
         assert status == 200, f"{path}: HTTP {status}"
         return json.loads(body)["data"]
 
@@ -66,7 +83,7 @@ def prometheus(lab: Lab) -> Prometheus:
 
 @pytest.fixture(scope="module")
 def scrape_login() -> tuple[str, str]:
-    return "prometheus", (SECRETS / "monitoring-scrape").read_text().strip()
+    return "prometheus", scrape_password()
 
 
 def expected_targets(lab: Lab) -> set[tuple[str, str]]:
@@ -87,28 +104,64 @@ def test_prometheus_scrapes_every_inventory_target_and_all_are_up(lab: Lab, prom
 
 # The groups with hosts in this inventory.
 @pytest.mark.parametrize("group", sorted(g for g in JMX_PORTS if Lab().groups.get(g)))
-def test_jmx_agents_answer_only_with_the_scrape_login(lab: Lab, group: str, scrape_login: tuple[str, str]) -> None:
+def test_jmx_agents_answer_only_the_login_and_only_over_tls(lab: Lab, group: str, scrape_login) -> None:
     host = lab.hosts[lab.groups[group][0]]
-    url = f"http://{host.ip}:{JMX_PORTS[group]}/metrics"
-    assert http_get(url)[0] == 401
-    assert http_get(url, ("prometheus", "not-the-password"))[0] == 401
+    url = f"https://{host.ip}:{JMX_PORTS[group]}/metrics"
     status, body = http_get(url, scrape_login)
-    assert status == 200
+    assert status == 200  # the positive control
     # Curated rules: the JVM's own metrics and the component's, not every MBean.
     assert "jvm_memory_used_bytes" in body or "jvm_memory_bytes_used" in body
     assert len(body.splitlines()) < 5000
+    assert http_get(url)[0] == 401
+    assert http_get(url, ("prometheus", "not-the-password"))[0] == 401
+    assert_no_page_over_plain_http_or_untrusted_tls(url, scrape_login, "jvm_")
 
 
-def test_node_and_lag_exporters_answer(lab: Lab) -> None:
-    broker = lab.hosts[lab.groups["kafka_broker"][0]]
-    status, body = http_get(f"http://{broker.ip}:{NODE_EXPORTER_PORT}/metrics")
-    assert status == 200 and "node_filesystem_avail_bytes" in body
+def assert_no_page_over_plain_http_or_untrusted_tls(url: str, login: tuple[str, str], marker: str) -> None:
+    # Plain HTTP gets no page: the server answers it with an error or closes the connection.
+    try:
+        status, body = http_get(url.replace("https:", "http:"), login)
+    except (urllib.error.URLError, http.client.HTTPException, ConnectionError):
+        status, body = 0, ""
+    assert status != 200 and marker not in body, status
+    # A client that does not trust the lab's CA gets no page either.
+    with pytest.raises(urllib.error.URLError, match="CERTIFICATE_VERIFY_FAILED"):
+        http_get(url, login, tls=ssl.create_default_context())
+
+
+def web_endpoints() -> dict[str, tuple[str, str]]:
+    """Prometheus's API, a node exporter of each kind of host, the lag exporter: (url, what a
+    page with the login contains)."""
+    lab = Lab()
+    monitor = lab.hosts[lab.groups["monitoring"][0]].ip
+    found = {
+        "prometheus": (f"https://{monitor}:{PROMETHEUS_PORT}/api/v1/status/buildinfo", '"status":"success"'),
+        "lag_exporter": (f"https://{monitor}:{LAG_EXPORTER_PORT}/metrics", "kafkakit_lag_exporter_up"),
+    }
+    for group in ("kafka_broker", "kafka_controller", "zookeeper", "mirrormaker"):
+        if lab.groups.get(group):
+            url = f"https://{lab.hosts[lab.groups[group][0]].ip}:{NODE_EXPORTER_PORT}/metrics"
+            found[f"node_exporter@{group}"] = (url, "node_filesystem_avail_bytes")
+    return found
+
+
+@pytest.mark.parametrize("endpoint", sorted(web_endpoints()))
+def test_prometheus_and_its_exporters_answer_only_the_login_and_only_over_tls(endpoint: str, scrape_login) -> None:
+    url, marker = web_endpoints()[endpoint]
+    status, body = http_get(url, scrape_login)
+    assert status == 200 and marker in body, (status, body[:200])  # the positive control
+    assert http_get(url)[0] == 401
+    assert http_get(url, ("prometheus", "not-the-password"))[0] == 401
+    assert http_get(url, ("someone-else", scrape_login[1]))[0] == 401
+    assert_no_page_over_plain_http_or_untrusted_tls(url, scrape_login, marker)
+
+
+def test_the_lag_exporter_reads_both_data_centres(lab: Lab, scrape_login) -> None:
     monitor = lab.hosts[lab.groups["monitoring"][0]]
-    url = f"http://{monitor.ip}:{LAG_EXPORTER_PORT}/metrics"
-    assert http_get(url)[0] == 200
+    url = f"https://{monitor.ip}:{LAG_EXPORTER_PORT}/metrics"
 
     def both_up() -> bool:
-        body = http_get(url)[1]
+        body = http_get(url, scrape_login)[1]
         return all(f'kafkakit_lag_exporter_up{{dc="{dc}"}} 1' in body for dc in ("dc1", "dc2"))
 
     # Earlier tests kill and move brokers; a round that failed then is followed by one with new

@@ -34,8 +34,9 @@ def test_zookeeper_server(zk):
     assert service.is_enabled and service.is_running
     user = host.user("zookeeper")
     assert user.shell == "/usr/sbin/nologin"
-    # TLS client port only: the plaintext one is closed.
-    assert host.socket("tcp://0.0.0.0:2182").is_listening
+    # TLS client port only, on the private address (not every interface); the plaintext one is closed.
+    assert host.socket(f"tcp://{zk.ip}:2182").is_listening
+    assert not host.socket("tcp://127.0.0.1:2182").is_listening
     assert not host.socket("tcp://0.0.0.0:2181").is_listening
     peers = len(LAB.zookeepers(zk.dc))
     if peers > 1:

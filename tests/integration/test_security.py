@@ -4,7 +4,6 @@ a KRaft controller listener without mutual TLS, loose modes)."""
 
 from __future__ import annotations
 
-import datetime
 import socket
 import ssl
 import subprocess
@@ -14,12 +13,9 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka.admin import AdminClient
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from tests.integration.lab import CLIENT_DIR, Host, Lab
+from tests.selfsigned import self_signed
 
 LAB = Lab()
 pytestmark = pytest.mark.every_dc
@@ -78,23 +74,7 @@ def test_an_unknown_user_is_refused(client_conf):
 
 
 def other_ca(tmp_path: Path) -> Path:
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "somebody else's CA")])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(days=1))
-        .not_valid_after(now + datetime.timedelta(days=30))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    path = tmp_path / "other-ca.crt"
-    path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    return path
+    return self_signed(tmp_path, "somebody else's CA", ca=True)[0]
 
 
 def test_a_client_trusting_another_ca_fails_the_handshake(client_conf, tmp_path):

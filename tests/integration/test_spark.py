@@ -10,12 +10,15 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from kafkakit.acls import AclKey, to_binding, to_exact_filter
+from kafkakit.spark_ui import bearer_token, ui_key
 from tests.integration.conftest import fresh_admin, wait_until
 from tests.integration.lab import Lab
 from tests.integration.spark_lab import (
     BASE_MS,
     KAFKA_CONFIG,
     TOPIC_PREFIX,
+    WEBUI_PORT,
+    WORKER_WEBUI_PORT,
     Event,
     Pipeline,
     SinkReader,
@@ -57,6 +60,21 @@ def test_smoke_job_passes_on_the_cluster(spark: SparkCluster, spark_topic: Calla
     # It ran on the cluster, not in local mode: the master saw the application finish.
     apps = [a["name"] for a in spark.status()["completedapps"]]
     assert any(name.startswith("kafkakit-smoke-") for name in apps), apps
+
+
+def test_the_web_uis_answer_only_a_signed_token_on_the_private_address(spark: SparkCluster) -> None:
+    # A token signed with another key: well formed, wrong signature.
+    forged = bearer_token(ui_key("not-the-cluster-secret"))
+    for node, port in [(spark.master, WEBUI_PORT)] + [(w, WORKER_WEBUI_PORT) for w in spark.workers]:
+        url = f"http://{node.ip}:{port}/json/"
+        # Positive control first: the UI is up and the kit's token opens it.
+        assert spark.ui_get(url, spark.ui_token)[0] == 200, f"{node.name}: the signed token was refused"
+        assert spark.ui_get(url)[0] == 403, f"{node.name}: answered without a token"
+        assert spark.ui_get(url, forged)[0] == 403, f"{node.name}: answered a token signed with another key"
+        # Bound to the private address only: the same port on loopback refuses the connection.
+        probe = "python3 -c 'import socket,sys; socket.create_connection((sys.argv[1], {port}), 3)' {addr}"
+        assert spark.run(probe.format(port=port, addr=node.ip), node).rc == 0, f"{node.name}: private address"
+        assert spark.run(probe.format(port=port, addr="127.0.0.1"), node).rc != 0, f"{node.name}: UI on loopback"
 
 
 # The spark principal's WRITE grant on its prefix, as kafka_spark_acls declares it.

@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import bcrypt
 import pytest
 import yaml
 
@@ -222,14 +223,41 @@ def test_mirrormaker_target_and_optional_node_exporter():
     ]
 
 
+def test_with_a_ca_bundle_every_target_is_scraped_over_https_with_the_login():
+    groups, hostvars = play_view(lab_inventory())
+    login = {"username": "prometheus", "password_file": "/etc/prometheus/scrape.password"}
+    configs = {
+        c["job_name"]: c
+        for c in monitoring.scrape_configs(groups, hostvars, None, 9100, 9090, login, 9308, "/etc/ca.crt")
+    }
+    assert set(configs) == {"kafka_broker", "zookeeper", "mirrormaker", "node", "prometheus", "consumer_lag"}
+    for job, config in configs.items():
+        assert config["scheme"] == "https", job
+        assert config["tls_config"] == {"ca_file": "/etc/ca.crt"}, job
+        assert config["basic_auth"] == login, job
+
+
+def test_the_web_login_hash_is_kept_while_it_matches_the_password():
+    first = monitoring.web_login_hash("s3cret")
+    assert bcrypt.checkpw(b"s3cret", first.encode())
+    assert monitoring.web_login_hash("s3cret", first) == first  # a second run writes the same file
+    changed = monitoring.web_login_hash("new-s3cret", first)
+    assert changed != first and bcrypt.checkpw(b"new-s3cret", changed.encode())
+    assert bcrypt.checkpw(b"s3cret", monitoring.web_login_hash("s3cret", "not-a-hash").encode())
+
+
 def test_generated_config_passes_promtool(tmp_path: Path):
     groups, hostvars = play_view(lab_inventory())
     (tmp_path / "rules").mkdir()
     (tmp_path / "rules" / "kafkakit-alerts.yml").write_text(ALERTS.read_text())
+    (tmp_path / "ca.crt").write_text("")
+    login = {"username": "prometheus", "password_file": str(tmp_path / "scrape.password")}
     config = {
         "global": {"scrape_interval": "15s"},
         "rule_files": [str(tmp_path / "rules" / "*.yml")],
-        "scrape_configs": monitoring.scrape_configs(groups, hostvars),
+        "scrape_configs": monitoring.scrape_configs(
+            groups, hostvars, None, 9100, 9090, login, 9308, str(tmp_path / "ca.crt")
+        ),
     }
     (tmp_path / "prometheus.yml").write_text(yaml.safe_dump(config, sort_keys=False))
     run(promtool(), "check", "config", tmp_path / "prometheus.yml")

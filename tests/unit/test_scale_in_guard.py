@@ -144,7 +144,9 @@ def test_every_stop_comes_right_after_a_drained_check_of_the_same_broker() -> No
 
 FAKE_HEALTH = """\
 from ansible.module_utils.basic import AnsibleModule
-names = ("bootstrap_servers", "client_config", "expect_brokers", "metadata_mode", "timeout", "wait_for_ports")
+names = (
+    "bootstrap_servers", "client_config", "expect_brokers", "metadata_mode", "timeout", "wait_for_ports", "restarted"
+)
 AnsibleModule(argument_spec={n: {"type": "raw"} for n in names}).exit_json(changed=False)
 """
 

@@ -239,7 +239,7 @@ def test_every_task_writing_a_secret_has_diff_false() -> None:
         "roles/spark/tasks/main.yml: Write the Kafka client config of {{ kafka_spark_user }}",
         "roles/kafka_access/tasks/main.yml: Write each user's Java and librdkafka client configs of {{ dc }}",
         "roles/kafka_access/tasks/main.yml: Write the admin's Java and librdkafka client configs of {{ dc }}",
-        "roles/monitoring/tasks/lag-exporter.yml: Write the exporter's clusters and login",
+        "roles/monitoring/tasks/lag-exporter.yml: Write the exporter's clusters and logins",
         "roles/monitoring/tasks/jmx-agent.yml: Install the JMX exporter rules of {{ monitoring_jmx_component }}",
         "roles/spark/tasks/secret.yml: Generate the RPC secret on the master unless one is given",
     ],

@@ -6,15 +6,17 @@ from pathlib import Path
 
 import jinja2
 
+from kafkakit.spark_ui import ui_key
+
 ROLE = Path(__file__).resolve().parents[2] / "roles" / "spark"
 
 
 def test_spark_defaults_keep_the_master_rest_server_off() -> None:
     """Since Spark 4.1 the master's REST submission server is on by default and does not check
     spark.authenticate: the role must turn it off while RPC authentication is on."""
-    template = jinja2.Environment(undefined=jinja2.StrictUndefined).from_string(
-        (ROLE / "templates" / "spark-defaults.conf.j2").read_text()
-    )
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined)
+    env.filters["kafkakit_spark_ui_key"] = ui_key
+    template = env.from_string((ROLE / "templates" / "spark-defaults.conf.j2").read_text())
     conf = template.render(
         ansible_managed="test",
         spark_master_url="spark://m:7077",

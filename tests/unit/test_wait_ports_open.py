@@ -1,4 +1,4 @@
-"""wait_ports_open: polls a bootstrap list until every port accepts a TCP connection (loopback only)."""
+"""wait_ports_open and wait_serving: poll brokers until they accept connections, or answer (loopback only)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from kafkakit.admin import wait_ports_open
+from kafkakit.admin import wait_ports_open, wait_serving
 
 
 @pytest.fixture
@@ -62,3 +62,15 @@ def test_a_port_that_opens_later_is_waited_for() -> None:
     finally:
         opener.join(10)
     assert ready.is_set() and waited >= 0.4
+
+
+def test_an_open_port_that_answers_no_kafka_request_is_not_serving(listening: socket.socket) -> None:
+    """wait_serving needs an answer, not a connection: a restarted broker binds its port before
+    it has registered (and serves requests). The positive control is the lab's rolling-restart
+    test, whose last broker answers at once when the roll returns."""
+    listening.listen()
+    port = listening.getsockname()[1]
+    start = time.monotonic()
+    with pytest.raises(TimeoutError, match="answered no metadata request"):
+        wait_serving(f"127.0.0.1:{port}", {}, timeout=2, interval=0.2)
+    assert time.monotonic() - start < 15

@@ -15,12 +15,25 @@ def kafkakit_scrape_configs(
     prometheus_port: int,
     jmx_basic_auth: dict[str, str] | None = None,
     lag_exporter_port: int | None = None,
+    https_ca_file: str | None = None,
 ) -> list[dict[str, Any]]:
     """Prometheus scrape_configs for every zookeeper, kafka_broker and mirrormaker host."""
     plain_groups = {k: list(v) for k, v in dict(groups).items()}
     return monitoring.scrape_configs(
-        plain_groups, hostvars, jmx_ports, node_exporter_port, prometheus_port, jmx_basic_auth, lag_exporter_port
+        plain_groups,
+        hostvars,
+        jmx_ports,
+        node_exporter_port,
+        prometheus_port,
+        jmx_basic_auth,
+        lag_exporter_port,
+        https_ca_file,
     )
+
+
+def kafkakit_web_login_hash(password: str, current: str | None = None) -> str:
+    """The bcrypt hash for a web.config's basic_auth_users: the current one while it matches."""
+    return monitoring.web_login_hash(password, current or None)
 
 
 def kafkakit_alert_rules(text: str, thresholds: dict[str, Any], durations: dict[str, str] | None = None) -> str:
@@ -41,4 +54,5 @@ class FilterModule:
             "kafkakit_scrape_configs": kafkakit_scrape_configs,
             "kafkakit_alert_rules": kafkakit_alert_rules,
             "kafkakit_lag_exporter_clusters": kafkakit_lag_exporter_clusters,
+            "kafkakit_web_login_hash": kafkakit_web_login_hash,
         }

@@ -34,6 +34,15 @@ options:
         connections has aborted the whole module inside librdkafka.
       - Leave false where a broker of the list may rightly be down (a health gate, a roll that
         waits only for the brokers registered when it began).
+  restarted:
+    type: str
+    default: ""
+    description:
+      - With I(wait), the host:port of a broker just restarted (a roll). The module first waits
+        until that server itself answers a metadata request, which a broker does only once it
+        has registered with the cluster again. Without this, a check made just after the active
+        ZooKeeper controller was restarted read the other brokers' not yet updated metadata
+        (every broker listed, no partition short) and passed while the broker was still down.
 author: kafkakit
 """
 
@@ -60,11 +69,12 @@ def main() -> None:
             "metadata_mode": {"type": "str", "choices": ["zookeeper", "kraft"], "default": "zookeeper"},
             "wait": {"type": "bool", "default": True},
             "wait_for_ports": {"type": "bool", "default": False},
+            "restarted": {"type": "str", "default": ""},
         },
         supports_check_mode=True,
     )
     mask_only_secrets(module)
-    from kafkakit.admin import admin_client, cluster_health, wait_healthy, wait_ports_open
+    from kafkakit.admin import admin_client, cluster_health, wait_healthy, wait_ports_open, wait_serving
 
     p = module.params
     timeout = p["timeout"]
@@ -73,6 +83,11 @@ def main() -> None:
             timeout = max(timeout - wait_ports_open(p["bootstrap_servers"], timeout), 1)
         except TimeoutError as exc:
             module.fail_json(msg=f"cluster not healthy: brokers {exc}", changed=False)
+    if p["wait"] and p["restarted"]:
+        try:
+            timeout = max(timeout - wait_serving(p["restarted"], p["client_config"], timeout), 1)
+        except TimeoutError as exc:
+            module.fail_json(msg=f"cluster not healthy: the restarted broker {exc}", changed=False)
     admin = admin_client(p["bootstrap_servers"], p["client_config"])
     kraft = p["metadata_mode"] == "kraft"
     if p["wait"]:

@@ -1,0 +1,22 @@
+"""Filters for the Spark role's web UI login (kafkakit.spark_ui)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafkakit.spark_ui import bearer_token, ui_key
+
+
+def kafkakit_spark_ui_key(auth_secret: str) -> str:
+    """JWSFilter's secretKey for the cluster's RPC secret."""
+    return ui_key(str(auth_secret))
+
+
+def kafkakit_spark_ui_token(key: str) -> str:
+    """A bearer token (JWS) the UIs accept under this secretKey."""
+    return bearer_token(str(key))
+
+
+class FilterModule:
+    def filters(self) -> dict[str, Any]:
+        return {"kafkakit_spark_ui_key": kafkakit_spark_ui_key, "kafkakit_spark_ui_token": kafkakit_spark_ui_token}
