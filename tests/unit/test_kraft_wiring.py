@@ -158,8 +158,16 @@ def test_kraft_broker_health_needs_no_active_controller():
     assert ClusterHealth(kraft=True).as_dict()["kraft"] is True
 
 
-def site_plays() -> list[dict]:
-    return [p for p in yaml.safe_load((ROOT / "ansible/site.yml").read_text()) if "hosts" in p]
+def site_plays(playbook: str = "site.yml") -> list[dict]:
+    """The plays of an ansible/ playbook, those of the playbooks it imports in their place."""
+    plays: list[dict] = []
+    for p in yaml.safe_load((ROOT / "ansible" / playbook).read_text()):
+        imported = p.get("ansible.builtin.import_playbook", p.get("import_playbook"))
+        if imported:
+            plays += site_plays(imported)
+        elif "hosts" in p:
+            plays.append(p)
+    return plays
 
 
 def test_site_runs_the_controllers_after_their_hosts_are_ready_and_before_the_brokers():

@@ -17,7 +17,7 @@ ROOT = REPO
 ANSIBLE = ANSIBLE_DIR
 
 LAYOUT = {
-    ".": {"site.yml", "verify.yml", "preflight.yml", "spark.yml"},
+    ".": {"site.yml", "verify.yml", "preflight.yml", "monitoring.yml", "spark.yml"},
     "ops": {
         "rolling-restart.yml",
         "upgrade.yml",
