@@ -1,5 +1,7 @@
-"""A second site.yml run on a deployed lab changes nothing; and a dry run (--check --diff) with
-every secret changed shows no secret, neither the new value nor the one in use."""
+"""A second site.yml run on a deployed lab changes nothing; a broker older than one of its stores
+(a run that failed between the change and the restart) is restarted by the next run, alone; and a
+dry run (--check --diff) with every secret changed shows no secret, neither the new value nor the
+one in use."""
 
 from __future__ import annotations
 
@@ -25,6 +27,23 @@ CANARIES = (
 )
 # The hosts whose files hold a canary: a dry run that changes nothing there proves nothing.
 RENDERS_A_CANARY = ("kafka_broker", "zookeeper", "kafka_controller", "mirrormaker", "monitoring", "spark_master")
+
+
+def started_at(lab: Lab, name: str) -> str:
+    return lab.testinfra(name).check_output("systemctl show -p ActiveEnterTimestampMonotonic --value kafka")
+
+
+# Before the no-op test below, which then also proves that the restart left nothing stale behind.
+def test_a_broker_older_than_its_truststore_is_restarted_alone(lab: Lab):
+    stale, other = lab.brokers("dc2")[-1].name, lab.brokers("dc2")[0].name
+    before = {name: started_at(lab, name) for name in (stale, other)}
+    # What a run that failed after installing a new CA bundle and before the roll leaves behind.
+    lab.testinfra(stale).run_test("touch /etc/kafka/tls/truststore.pem")
+    stats = recap(run_site("--limit", f"{stale},{other}"))
+    assert all(stats[name]["failed"] == 0 for name in (stale, other))
+    assert started_at(lab, stale) != before[stale], "the broker older than its truststore was not restarted"
+    # Positive control: the same run on a broker whose files are older than it restarts nothing.
+    assert started_at(lab, other) == before[other], "a broker with nothing newer than it was restarted"
 
 
 def test_second_site_run_reports_no_change():

@@ -5,6 +5,8 @@ a no_log key counts whole) plus kafkakit.inventory.SECRETS, and every variable d
 them (role defaults and vars, set_fact, task and block vars). A task writes a file when it is a
 template, or a copy/lineinfile/blockinfile/ini_file/replace with inline text; it holds a secret when
 its text (the template file, or the inline text), its vars or its loop name one of those variables.
+The kit's own kafkakit_files module writes many files in one task: there a secret may be in an
+item's `secret_content` (never shown by the module), not in its `content`.
 """
 
 from __future__ import annotations
@@ -77,6 +79,58 @@ def names_in_template(text: str) -> set[str]:
         ):
             names.add(GENERATED)
     return names
+
+
+def lookup_templates(value: Any, templates: Path) -> set[str]:
+    """The names read by the role templates a value renders with lookup('ansible.builtin.template', ...)."""
+    if isinstance(value, dict):
+        return set().union(*(lookup_templates(v, templates) for v in value.values()))
+    if isinstance(value, list):
+        return set().union(*(lookup_templates(v, templates) for v in value))
+    if not isinstance(value, str) or ("lookup(" not in value and "query(" not in value):
+        return set()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        tree = ENV.parse(value)
+    names: set[str] = set()
+    for call in tree.find_all(jinja2.nodes.Call):
+        args = call.args
+        if not (
+            isinstance(call.node, jinja2.nodes.Name)
+            and call.node.name in ("lookup", "query", "q")
+            and args
+            and isinstance(args[0], jinja2.nodes.Const)
+            and str(args[0].value).rsplit(".", 1)[-1] == "template"
+        ):
+            continue
+        if len(args) >= 2 and isinstance(args[1], jinja2.nodes.Const) and call.dyn_args is None:
+            files = [templates / str(args[1].value)]
+        else:  # names computed at run time: any of the role's templates (over, never under)
+            files = sorted(templates.glob("*.j2"))
+        for path in files:
+            names |= names_in_template(path.read_text())
+    return names
+
+
+def files_module_secrets(task: Task, secrets: set[str]) -> tuple[set[str], bool] | None:
+    """For a kafkakit_files task: (the secrets its files may hold, whether one is in a shown `content`)."""
+    args = next((a for k, a in task.task.items() if k.rsplit(".", 1)[-1] == "kafkakit_files"), None)
+    if args is None:
+        return None
+    around = names_in(task.vars) | names_in(task.task.get("loop", task.task.get("with_items")))
+    files = args.get("files", [])
+    if isinstance(files, str):  # one expression builds the list: shown unless it has secret_content only
+        held = (names_in(files) | lookup_templates(files, task.templates) | around) & secrets
+        return held, bool(held) and re.search(r"""['"]content['"]""", files) is not None
+    held: set[str] = set()
+    in_shown = False
+    for item in files:
+        for key in ("content", "secret_content"):
+            if key in item:
+                names = (names_in(item[key]) | lookup_templates(item[key], task.templates) | around) & secrets
+                held |= names
+                in_shown = in_shown or (key == "content" and bool(names))
+    return held, in_shown
 
 
 def module_of(task: dict) -> tuple[str, Any] | None:
@@ -193,6 +247,9 @@ def template_files(task: Task, src: str) -> list[Path]:
 
 def secrets_read(task: Task, secrets: set[str]) -> set[str]:
     """The secret variables the file this task writes may hold (empty: it writes none, or no file)."""
+    files = files_module_secrets(task, secrets)
+    if files is not None:
+        return files[0]
     found = module_of(task.task)
     if found is None:
         return set()
@@ -217,7 +274,11 @@ def unguarded(root: Path = ROOT) -> tuple[dict[str, set[str]], list[str]]:
     """(every secret-bearing writing task -> its secrets, those without diff: false)."""
     secrets = secret_variables(root)
     bearing = {t.name: s for t in all_tasks(root) if (s := secrets_read(t, secrets))}
-    missing = [t.name for t in all_tasks(root) if t.name in bearing and t.diff is not False]
+    missing = [
+        t.name
+        for t in all_tasks(root)
+        if t.name in bearing and t.diff is not False and (files_module_secrets(t, secrets) or (set(), True))[1]
+    ]
     return bearing, missing
 
 
@@ -232,9 +293,10 @@ def test_every_task_writing_a_secret_has_diff_false() -> None:
 @pytest.mark.parametrize(
     "task",
     [
-        "roles/mirrormaker2/tasks/main.yml: Write the MirrorMaker configuration",
+        "roles/mirrormaker2/tasks/main.yml: Write the MirrorMaker configuration and unit",
         "roles/kafka_broker/tasks/main.yml: Write the Kafka configuration",
-        "roles/zookeeper/tasks/main.yml: Write the ZooKeeper configuration",
+        "roles/zookeeper/tasks/main.yml: Write the ZooKeeper configuration and unit",
+        "roles/kafka_controller/tasks/main.yml: Write the controller configuration and unit",
         "roles/spark/tasks/main.yml: Write the Spark configuration",
         "roles/spark/tasks/main.yml: Write the Kafka client config of {{ kafka_spark_user }}",
         "roles/kafka_access/tasks/main.yml: Write each user's Java and librdkafka client configs of {{ dc }}",
@@ -289,6 +351,15 @@ DEMO_TASKS = """\
       ansible.builtin.copy: {content: "{{ kafka_admin_password }}", dest: /tmp/z, mode: "0600"}
 - name: A plain file
   ansible.builtin.copy: {content: "{{ dc }}", dest: /tmp/w, mode: "0644"}
+- name: Files with the secret kept out of the diff
+  kafkakit_files:
+    files:
+      - {dest: /tmp/v, secret_content: "{{ lookup('ansible.builtin.template', 'demo.conf.j2') }}"}
+      - {dest: /tmp/u, content: "{{ dc }}"}
+- name: Files with the secret in a shown content
+  kafkakit_files:
+    files:
+      - {dest: /tmp/t, content: "{{ lookup('ansible.builtin.template', 'demo.conf.j2') }}"}
 """
 
 
@@ -296,6 +367,16 @@ def test_the_scan_flags_a_task_without_diff_false(tmp_path: Path) -> None:
     write_role(tmp_path, DEMO_TASKS, "secret={{ demo_token }}\n")
     bearing, missing = unguarded(tmp_path)
     demo = "roles/demo/tasks/main.yml: "
-    assert set(bearing) == {demo + "Template without diff false", demo + "Copy a derived secret", demo + "Copy inside"}
+    assert set(bearing) == {
+        demo + "Template without diff false",
+        demo + "Copy a derived secret",
+        demo + "Copy inside",
+        demo + "Files with the secret kept out of the diff",
+        demo + "Files with the secret in a shown content",
+    }
     # no_log alone does not count: the rule is diff: false, whatever else the task says.
-    assert missing == [demo + "Template without diff false", demo + "Copy a derived secret"]
+    assert missing == [
+        demo + "Template without diff false",
+        demo + "Copy a derived secret",
+        demo + "Files with the secret in a shown content",
+    ]

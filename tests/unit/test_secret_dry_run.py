@@ -1,10 +1,11 @@
 """A real `ansible-playbook --check --diff` with a changed password prints neither password (issue 16).
 
-The tasks run are the roles' own (read from their tasks files, only the owner and group dropped),
-so taking `diff: false` off one of them fails this test. They render the real templates into
-tmp_path on localhost (connection local): first with the old password, then a dry run with a new
-one. A leak control, the same MirrorMaker task with its `diff` keyword removed, shows that this
-run would print a password if a task let it through.
+The tasks run are the roles' own (read from their tasks files, only the owner and group dropped,
+and MirrorMaker's unit file and unit check, which need systemd), so taking `diff: false` off one
+of them, or moving a secret from `secret_content` to `content`, fails this test. They render the
+real templates into tmp_path on localhost (connection local): first with the old password, then a
+dry run with a new one. A leak control, the same MirrorMaker task with its secrets in `content`,
+shows that this run would print a password if a task let it through.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import yaml
 
 from tests.unit.ansible_run import REPO, run_playbook
 
-MM2_TASK = ("mirrormaker2", "main.yml", "Write the MirrorMaker configuration")
+MM2_TASK = ("mirrormaker2", "main.yml", "Write the MirrorMaker configuration and unit")
 CLIENT_TASK = ("kafka_access", "main.yml", "Write the admin's Java and librdkafka client configs of {{ dc }}")
 LEAK_CONTROL = "Leak control, MirrorMaker configuration with a diff"
 
@@ -40,8 +41,23 @@ def role_task(role: str, tasks_file: str, name: str) -> dict:
     task = find(yaml.safe_load((REPO / "roles" / role / "tasks" / tasks_file).read_text()))
     assert task is not None, f"{role}/tasks/{tasks_file} has no task {name!r}"
     task = copy.deepcopy(task)
+    templates = f"{REPO}/roles/{role}/templates/"
+    if "kafkakit_files" in task:
+        args = task["kafkakit_files"]
+        args.pop("unit", None)
+        args.pop("watch", None)
+        args["files"] = [item for item in args["files"] if not item["dest"].startswith("/etc/systemd/")]
+        for item in args["files"]:
+            item.pop("owner", None)
+            item.pop("group", None)
+            for key in ("content", "secret_content"):
+                if key in item:
+                    item[key] = item[key].replace(
+                        "lookup('ansible.builtin.template', ", f"lookup('ansible.builtin.template', '{templates}' ~ "
+                    )
+        return task
     args = task["ansible.builtin.template"]
-    args["src"] = f"{REPO}/roles/{role}/templates/{args['src']}"
+    args["src"] = templates + args["src"]
     args.pop("owner", None)
     args.pop("group", None)
     return task
@@ -49,11 +65,13 @@ def role_task(role: str, tasks_file: str, name: str) -> dict:
 
 def playbook(tmp_path: Path) -> list[dict]:
     mm2 = role_task(*MM2_TASK)
-    mm2["vars"] = {"mirrormaker_conf_dir": str(tmp_path / "mm2")}
+    mm2["vars"] = {**mm2.get("vars", {}), "mirrormaker_conf_dir": str(tmp_path / "mm2")}
     leak = copy.deepcopy(mm2)
     leak["name"] = LEAK_CONTROL
-    leak.pop("diff", None)
-    leak["vars"] = {"mirrormaker_conf_dir": str(tmp_path / "control")}
+    for item in leak["kafkakit_files"]["files"]:
+        if "secret_content" in item:
+            item["content"] = item.pop("secret_content")
+    leak["vars"] = {**mm2["vars"], "mirrormaker_conf_dir": str(tmp_path / "control")}
     client = role_task(*CLIENT_TASK)
     client["vars"] = {**client.get("vars", {}), "kafka_client_config_dir": str(tmp_path / "clients")}
     return [

@@ -1,0 +1,256 @@
+#!/usr/bin/python
+"""Directories and small files of one role, made in one module run; runs on the host."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: kafkakit_files
+short_description: Make a role's directories and small text files on a host in one run
+description:
+  - One module run for what would otherwise be one C(file) task per directory and two remote runs
+    (stat, then copy or file) per C(template) or C(copy) task. On the lab every remote run costs about
+    0.2 CPU-seconds (the module's Python is compiled anew each time), so a role's files in one run make a
+    no-op deploy several times cheaper.
+  - Directories are created when missing (with their missing parents) and their owner, group and mode
+    enforced. A file is written, atomically, only when its content differs; its owner, group and mode
+    are enforced either way.
+  - Render templates on the controller (C(lookup('ansible.builtin.template', ...))) and pass the text.
+  - A file that holds a secret takes its text in I(secret_content), which is never logged and never
+    shown in a diff; I(content) is shown by C(--diff) like the template module shows it.
+  - With I(unit), also reports whether any of the files, or of I(watch), is newer than the unit's last
+    start (C(stale)), so that a run that failed between a change and its restart is caught by the next.
+  - Check mode reports what would change and changes nothing.
+options:
+  directories:
+    type: list
+    elements: dict
+    default: []
+    description: Directories to have.
+    suboptions:
+      path: {type: path, required: true, description: The directory.}
+      owner: {type: str, description: Its owner.}
+      group: {type: str, description: Its group.}
+      mode: {type: raw, description: Its mode (octal string).}
+      create_only:
+        type: bool
+        default: false
+        description: Give the attributes only to a directory made now; leave an existing one as it is.
+  files:
+    type: list
+    elements: dict
+    default: []
+    description: Files to have, with exactly one of I(content), I(secret_content) and I(src) each.
+    suboptions:
+      dest: {type: path, required: true, description: The file.}
+      content: {type: str, description: Its text, shown in a diff.}
+      secret_content: {type: str, no_log: true, description: Its text when it holds a secret; never shown.}
+      src: {type: path, description: A file on the host to copy (a key never leaves its host); never shown.}
+      owner: {type: str, description: Its owner.}
+      group: {type: str, description: Its group.}
+      mode: {type: raw, description: Its mode (octal string).}
+  unit:
+    type: str
+    description: A systemd unit whose start time the files are compared with (see C(stale)).
+  watch:
+    type: list
+    elements: path
+    default: []
+    description: More paths (stores, binaries) compared with the unit's start time; missing ones are ignored.
+author: kafkakit
+"""
+
+EXAMPLES = r"""
+- name: Write the configuration
+  kafkakit_files:
+    directories:
+      - {path: /etc/kafka, owner: root, group: kafka, mode: "0750"}
+    files:
+      - dest: /etc/kafka/log4j.properties
+        content: "{{ lookup('ansible.builtin.template', 'log4j.properties.j2') }}"
+        mode: "0644"
+      - dest: /etc/kafka/server.properties
+        secret_content: "{{ lookup('ansible.builtin.template', 'server.properties.j2') }}"
+        owner: root
+        group: kafka
+        mode: "0640"
+    unit: kafka.service
+    watch: [/etc/kafka/ssl/kafka.keystore.p12]
+  register: kafka_files
+"""
+
+RETURN = r"""
+changed_paths:
+  description: The directories and files created or changed (content or attributes).
+  returned: always
+  type: list
+  elements: str
+stale:
+  description: The unit is active and one of the files or I(watch) is newer than its last start.
+  returned: always
+  type: bool
+"""
+
+import os
+import subprocess
+import tempfile
+from typing import Any
+
+from ansible.module_utils.basic import AnsibleModule
+
+HIDDEN = "(holds a secret: not shown)\n"
+
+
+def fs_args(path: str, item: dict[str, Any]) -> dict[str, Any]:
+    """The attribute arguments AnsibleModule.set_fs_attributes_if_different takes."""
+    mode = item.get("mode")
+    return {
+        "path": path,
+        "owner": item.get("owner"),
+        "group": item.get("group"),
+        "mode": str(mode) if mode is not None else None,
+        "seuser": None,
+        "serole": None,
+        "setype": None,
+        "selevel": None,
+        "secontext": [None, None, None],
+        "attributes": None,
+    }
+
+
+def make_directory(module: AnsibleModule, item: dict[str, Any]) -> bool:
+    path = item["path"]
+    changed = False
+    if item.get("create_only") and os.path.isdir(path):
+        return False
+    if not os.path.isdir(path):
+        if os.path.exists(path):
+            module.fail_json(msg=f"{path} exists and is not a directory")
+        changed = True
+        if module.check_mode:
+            return True
+        os.makedirs(path)
+    return module.set_fs_attributes_if_different(fs_args(path, item), changed)
+
+
+def read_text(path: str) -> str | None:
+    try:
+        with open(path, "rb") as f:
+            return f.read().decode("utf-8", errors="surrogateescape")
+    except FileNotFoundError:
+        return None
+
+
+def write_file(module: AnsibleModule, item: dict[str, Any], diffs: list[dict[str, str]]) -> bool:
+    dest = item["dest"]
+    secret = item.get("content") is None
+    if item.get("src") is not None:
+        text = read_text(item["src"])
+        if text is None:
+            module.fail_json(msg=f"{item['src']} (to copy to {dest}) does not exist")
+    else:
+        text = item["secret_content"] if secret else item["content"]
+    before = read_text(dest)
+    changed = before != text
+    if changed:
+        diffs.append(
+            {
+                "before_header": dest,
+                "after_header": dest,
+                "before": (HIDDEN if secret else before) if before is not None else "",
+                "after": HIDDEN if secret else text,
+            }
+        )
+        if module.check_mode:
+            return True
+        directory = os.path.dirname(dest)
+        fd, tmp = tempfile.mkstemp(prefix=".kafkakit-", dir=directory)
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode("utf-8", errors="surrogateescape"))
+        module.atomic_move(tmp, dest)
+    if module.check_mode and before is None:
+        return changed
+    return module.set_fs_attributes_if_different(fs_args(dest, item), changed)
+
+
+def unit_start(module: AnsibleModule, unit: str) -> float | None:
+    """The unit's last start as a Unix time, None when it is not active."""
+    proc = subprocess.run(
+        ["systemctl", "show", "--timestamp=unix", "-p", "ActiveState", "-p", "ActiveEnterTimestamp", unit],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        module.fail_json(msg=f"systemctl show {unit} failed: {proc.stderr.strip()}")
+    props = dict(line.split("=", 1) for line in proc.stdout.splitlines() if "=" in line)
+    if props.get("ActiveState") != "active" or not props.get("ActiveEnterTimestamp", "").startswith("@"):
+        return None
+    return float(props["ActiveEnterTimestamp"][1:])
+
+
+def newer_than(paths: list[str], start: float) -> list[str]:
+    # The start time has whole seconds: a file written in the same second as the start is older.
+    newer = []
+    for path in paths:
+        try:
+            if os.stat(path).st_mtime >= start + 1:
+                newer.append(path)
+        except FileNotFoundError:
+            continue
+    return newer
+
+
+def main() -> None:
+    attrs = {"owner": {"type": "str"}, "group": {"type": "str"}, "mode": {"type": "raw"}}
+    module = AnsibleModule(
+        argument_spec={
+            "directories": {
+                "type": "list",
+                "elements": "dict",
+                "default": [],
+                "options": {
+                    "path": {"type": "path", "required": True},
+                    "create_only": {"type": "bool", "default": False},
+                    **attrs,
+                },
+            },
+            "files": {
+                "type": "list",
+                "elements": "dict",
+                "default": [],
+                "options": {
+                    "dest": {"type": "path", "required": True},
+                    "content": {"type": "str"},
+                    "secret_content": {"type": "str", "no_log": True},
+                    "src": {"type": "path"},
+                    **attrs,
+                },
+                "mutually_exclusive": [["content", "secret_content", "src"]],
+                "required_one_of": [["content", "secret_content", "src"]],
+            },
+            "unit": {"type": "str"},
+            "watch": {"type": "list", "elements": "path", "default": []},
+        },
+        supports_check_mode=True,
+    )
+    changed_paths: list[str] = []
+    diffs: list[dict[str, str]] = []
+    for item in module.params["directories"]:
+        if make_directory(module, item):
+            changed_paths.append(item["path"])
+    for item in module.params["files"]:
+        if write_file(module, item, diffs):
+            changed_paths.append(item["dest"])
+    stale = False
+    if module.params["unit"]:
+        start = unit_start(module, module.params["unit"])
+        paths = [item["dest"] for item in module.params["files"]] + module.params["watch"]
+        stale = start is not None and bool(newer_than(paths, start))
+    result: dict[str, Any] = {"changed": bool(changed_paths), "changed_paths": changed_paths, "stale": stale}
+    if module._diff and diffs:
+        result["diff"] = diffs
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+"""kafkakit_files, the module that writes a role's directories and small files in one run: real
+ansible-playbook runs on this machine (local connection), and its staleness rule read directly."""
+
+from __future__ import annotations
+
+import base64
+import importlib.util
+import json
+import os
+import stat
+from pathlib import Path
+from types import ModuleType
+
+from tests.unit.ansible_run import ANSIBLE_DIR, run_playbook
+
+SECRET = "canary-9f3e2b"
+
+PLAYBOOK = """
+- name: Files of a demo role
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: Write them
+      kafkakit_files:
+        directories:
+          - {{path: "{root}/conf", mode: "0750"}}
+          - {{path: "{root}/data", mode: "0700", create_only: true}}
+        files:
+          - {{dest: "{root}/conf/plain.conf", content: "{plain}", mode: "0644"}}
+          - {{dest: "{root}/conf/secret.conf", secret_content: "password={secret}\\n", mode: "0600"}}
+          - {{dest: "{root}/conf/copy.key", src: "{root}/host.key", mode: "0600"}}
+      register: demo
+    - name: Show the result
+      ansible.builtin.debug:
+        msg: "RESULT {{{{ demo | to_json | b64encode }}}}"  # one word: never folded
+"""
+
+
+def run(tmp_path: Path, plain: str = "a=1\\n", *options: str) -> tuple[dict, str]:
+    root = tmp_path / "root"
+    (tmp_path / "inventory.ini").write_text("here\n")
+    (tmp_path / "play.yml").write_text(PLAYBOOK.format(root=root, plain=plain, secret=SECRET))
+    proc = run_playbook(tmp_path / "inventory.ini", tmp_path / "play.yml", *options, tmp_path=tmp_path, local=True)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    line = next(line for line in proc.stdout.splitlines() if "RESULT " in line)
+    return json.loads(base64.b64decode(line.split("RESULT ", 1)[1].strip().strip("'\""))), proc.stdout
+
+
+def test_writes_once_then_changes_nothing_and_mends_drift(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "host.key").write_text("KEY\n")
+    first, _ = run(tmp_path)
+    assert first["changed"] is True
+    assert sorted(Path(p).name for p in first["changed_paths"]) == [
+        "conf",
+        "copy.key",
+        "data",
+        "plain.conf",
+        "secret.conf",
+    ]
+    assert (root / "conf" / "plain.conf").read_text() == "a=1\n"
+    assert (root / "conf" / "secret.conf").read_text() == f"password={SECRET}\n"
+    assert (root / "conf" / "copy.key").read_text() == "KEY\n"
+    assert stat.S_IMODE((root / "conf" / "secret.conf").stat().st_mode) == 0o600
+    assert stat.S_IMODE((root / "conf").stat().st_mode) == 0o750
+
+    second, _ = run(tmp_path)
+    assert second["changed"] is False and second["changed_paths"] == []
+
+    # A mode changed by hand is put back; a create_only directory is left as it is.
+    os.chmod(root / "conf" / "plain.conf", 0o666)
+    os.chmod(root / "data", 0o755)
+    third, _ = run(tmp_path)
+    assert [Path(p).name for p in third["changed_paths"]] == ["plain.conf"]
+    assert stat.S_IMODE((root / "conf" / "plain.conf").stat().st_mode) == 0o644
+    assert stat.S_IMODE((root / "data").stat().st_mode) == 0o755
+
+
+def test_check_diff_shows_plain_text_and_never_the_secret(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "host.key").write_text("KEY\n")
+    run(tmp_path)
+    (root / "conf" / "secret.conf").write_text("password=old\n")
+    result, out = run(tmp_path, "a=2\\n", "--check", "--diff", "-vvv")
+    # Positive control: the plain file's change is in the diff, so the diff is printed at all.
+    assert "+a=2" in out and "-a=1" in out
+    assert sorted(Path(p).name for p in result["changed_paths"]) == ["plain.conf", "secret.conf"]
+    assert SECRET not in out and "password=old" not in out
+    assert "KEY" not in out
+    # Check mode changed nothing.
+    assert (root / "conf" / "plain.conf").read_text() == "a=1\n"
+
+
+def load_module() -> ModuleType:
+    path = ANSIBLE_DIR / "plugins" / "modules" / "kafkakit_files.py"
+    spec = importlib.util.spec_from_file_location("kafkakit_files", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_file_written_after_the_unit_started_is_newer(tmp_path: Path) -> None:
+    newer_than = load_module().newer_than
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.write_text("x")
+    new.write_text("y")
+    os.utime(old, (1000.0, 1000.0))
+    os.utime(new, (2000.0, 2000.0))
+    assert newer_than([str(old), str(new), str(tmp_path / "missing")], 1500.0) == [str(new)]
+    # The start time has whole seconds: a file of the same second is not newer.
+    assert newer_than([str(new)], 1999.0) == [str(new)]
+    assert newer_than([str(new)], 2000.0) == []
