@@ -269,16 +269,19 @@ def secrets_read(task: Task, secrets: set[str]) -> set[str]:
     return reads & secrets
 
 
+def shown(task: Task, secrets: set[str]) -> bool:
+    """Whether --diff would show the secrets the task writes: always, but for kafkakit_files items
+    that hold them in `secret_content`."""
+    files = files_module_secrets(task, secrets)
+    return files is None or files[1]
+
+
 @functools.cache
 def unguarded(root: Path = ROOT) -> tuple[dict[str, set[str]], list[str]]:
     """(every secret-bearing writing task -> its secrets, those without diff: false)."""
     secrets = secret_variables(root)
     bearing = {t.name: s for t in all_tasks(root) if (s := secrets_read(t, secrets))}
-    missing = [
-        t.name
-        for t in all_tasks(root)
-        if t.name in bearing and t.diff is not False and (files_module_secrets(t, secrets) or (set(), True))[1]
-    ]
+    missing = [t.name for t in all_tasks(root) if t.name in bearing and t.diff is not False and shown(t, secrets)]
     return bearing, missing
 
 
