@@ -47,10 +47,20 @@ def ensure_topic(conf: Mapping[str, str], topic: str, partitions: int, replicati
         time.sleep(0.5)
 
 
-def _end_offsets(consumer: Consumer, topic: str) -> dict[int, int]:
-    meta = consumer.list_topics(topic, timeout=30).topics[topic]
-    if not meta.partitions:
-        raise RuntimeError(f"{topic}: no partitions in the metadata")
+def _end_offsets(consumer: Consumer, topic: str, wait_seconds: float = 60) -> dict[int, int]:
+    # The consumer may ask another broker than the admin client did, whose metadata cache can
+    # still lag the topic's creation: wait for it to list every partition with a leader.
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        meta = consumer.list_topics(topic, timeout=30).topics[topic]
+        leaders = [p.leader for p in meta.partitions.values()]
+        if meta.error is None and leaders and min(leaders) >= 0:
+            break
+        if time.monotonic() > deadline:
+            raise RuntimeError(
+                f"{topic}: partitions or leaders missing from the consumer's metadata after {wait_seconds:.0f} s"
+            )
+        time.sleep(0.5)
     return {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30)[1] for p in meta.partitions}
 
 
