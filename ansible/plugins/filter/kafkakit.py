@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kafkakit.inventory import HostRecord, build_inventory, missing_variables, preflight_errors
+from kafkakit.retention_fit import retention_need
 
 
 def kafkakit_lab_inventory(lab_hosts: list[dict], all_vars: dict | None = None) -> dict:
@@ -74,6 +75,12 @@ def kafkakit_asn1_epoch(not_after: str) -> int:
     return int(datetime.strptime(str(not_after), "%Y%m%d%H%M%SZ").replace(tzinfo=UTC).timestamp())
 
 
+def kafkakit_retention_need(topics: list[dict], brokers: int, broker_properties: dict | None = None) -> dict:
+    """What the size-bounded topics of a data centre can put on one of its `brokers` brokers:
+    {bytes, topics (one line each, largest first), time_only (names)}."""
+    return retention_need(topics or [], int(brokers), broker_properties).as_dict()
+
+
 class FilterModule:
     def filters(self) -> dict[str, Any]:
         return {
@@ -85,4 +92,5 @@ class FilterModule:
             "kafkakit_roll_waves": kafkakit_roll_waves,
             "kafkakit_bootstrap_by_dc": kafkakit_bootstrap_by_dc,
             "kafkakit_asn1_epoch": kafkakit_asn1_epoch,
+            "kafkakit_retention_need": kafkakit_retention_need,
         }
