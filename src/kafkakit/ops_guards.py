@@ -84,3 +84,29 @@ def controller_change_refusal(
         said = f"{confirm_var}={confirmed} does not name {name}" if confirmed else f"refusing to {operation} {name}"
         return f"{said}: this {what}; to go ahead: -e {confirm_var}={name}"
     return ""
+
+
+RECOVER_HOST_VAR, RECOVER_CONFIRM_VAR = "recover_host", "recover_confirm"
+
+
+def zookeeper_recover_refusal(host: Any, confirmation: Any, groups: Mapping[str, Iterable[str]]) -> str:
+    """Why ops/recover-zookeeper.yml must not touch `host` ('' when it may): the host must be a
+    ZooKeeper server of the inventory and the operator must name it in the confirmation. That it
+    does not serve, and that the rest of its ensemble has a quorum, the playbook reads from the
+    servers themselves."""
+    name = "" if host is None else str(host).strip()
+    servers = list(groups.get("zookeeper", []))
+    known = f"(ZooKeeper servers: {', '.join(servers) or 'none'})"
+    if not name:
+        return f"name the ZooKeeper server to recover: -e {RECOVER_HOST_VAR}=<host> {known}"
+    if name not in servers:
+        return f"{RECOVER_HOST_VAR}={name} is not a zookeeper host of this inventory {known}"
+    what = (
+        f"stops ZooKeeper on {name}, sets its snapshots and transaction logs aside (renamed, not deleted) "
+        "and lets it resync them from the leader"
+    )
+    confirmed = "" if confirmation is None else str(confirmation).strip()
+    if confirmed != name:
+        said = f"{RECOVER_CONFIRM_VAR}={confirmed} does not name {name}" if confirmed else f"refusing to recover {name}"
+        return f"{said}: this {what}; to go ahead: -e {RECOVER_CONFIRM_VAR}={name}"
+    return ""

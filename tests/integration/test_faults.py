@@ -27,9 +27,12 @@ from tests.integration.faults import (
     run_scenario,
     zookeeper_mode,
 )
-from tests.integration.playbooks import restart_order, run_playbook
+from tests.integration.playbooks import playbook_process, restart_order, run_playbook
 
 pytestmark = pytest.mark.faults
+
+# roles/zookeeper's zookeeper_data_dir (the lab keeps the default).
+ZOOKEEPER_DATA_DIR = "/var/lib/zookeeper/data"
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -81,28 +84,55 @@ def test_sigkill_of_the_controller(lab, client_conf, healthy_after):
     assert_clean(outcome)
 
 
-def test_sigkill_of_one_zookeeper_server(lab, client_conf, new_topic, healthy_after):
+def test_sigkill_of_one_zookeeper_server_and_its_recovery_from_diverged_epochs(
+    lab, client_conf, new_topic, healthy_after
+):
+    """The ensemble's leader is SIGKILLed; the ensemble serves on. The server then comes back with
+    an accepted epoch ahead of the ensemble's (what a full disk left on the lab once): it never
+    serves on its own, and ops/recover-zookeeper.yml resyncs it from the new leader, refusing a
+    server that serves. All of it under the scenario's load."""
+
     def fault(_topic: str) -> None:
         # The ensemble's leader: the worst one to lose.
-        hosts = [lab.testinfra(z) for z in lab.zookeepers("dc1")]
-        leader = next(h for h in hosts if zookeeper_mode(h) == "leader")
+        hosts = {z.name: lab.testinfra(z) for z in lab.zookeepers("dc1")}
+        name, leader = next((n, h) for n, h in hosts.items() if zookeeper_mode(h) == "leader")
         leader.run_test("systemctl kill --signal=SIGKILL zookeeper")
-        try:
-            # The two survivors elect a leader among themselves: exactly a leader and a follower.
-            others = [h for h in hosts if h is not leader]
-            survivors = lambda: sorted(zookeeper_mode(h) for h in others) == ["follower", "leader"]  # noqa: E731
-            wait_until("new ZooKeeper leader", survivors, 60)
-            # The ensemble serves with one server down: topic creation goes through the controller
-            # to ZooKeeper (it needs a working quorum), and the new topic takes and serves records.
-            topic = new_topic(partitions=3)
-            report = produce_sequence(client_conf, topic, 300)
-            assert report.failed == [] and len(report.acked) == 300, report.failed[:5]
-            assert len(read_all(client_conf, topic, 300)) == 300
-        finally:
-            leader.run_test("systemctl restart zookeeper")
-        wait_until("server rejoined", lambda: zookeeper_mode(leader) in ("leader", "follower"))
+        # The two survivors elect a leader among themselves: exactly a leader and a follower.
+        others = {n: h for n, h in hosts.items() if n != name}
+        survivors = lambda: sorted(zookeeper_mode(h) for h in others.values()) == ["follower", "leader"]  # noqa: E731
+        wait_until("new ZooKeeper leader", survivors, 60)
+        # The ensemble serves with one server down: topic creation goes through the controller
+        # to ZooKeeper (it needs a working quorum), and the new topic takes and serves records.
+        topic = new_topic(partitions=3)
+        report = produce_sequence(client_conf, topic, 300)
+        assert report.failed == [] and len(report.acked) == 300, report.failed[:5]
+        assert len(read_all(client_conf, topic, 300)) == 300
 
-    outcome = run_scenario("ZooKeeper leader SIGKILLed and restarted", client_conf, fault)
+        # Back with diverged epoch files: it is refused by the new leader, again and again.
+        leader.run_test("systemctl stop zookeeper")
+        epoch_file = f"{ZOOKEEPER_DATA_DIR}/version-2/acceptedEpoch"
+        epoch = int(leader.file(epoch_file).content_string.strip())
+        leader.run_test(f"echo {epoch + 50} > {epoch_file}")
+        since = leader.check_output("date +%s")
+        leader.run_test("systemctl start zookeeper")
+        refused = f"journalctl -u zookeeper --since=@{since} | grep -q 'is less than accepted epoch, {epoch + 50}'"
+        wait_until("the new leader refusing the diverged server", lambda: leader.run(refused).rc == 0, 60)
+        assert zookeeper_mode(leader) == ""
+
+        # Refused for a server that serves (the control beside the recovery)...
+        follower = next(n for n, h in others.items() if zookeeper_mode(h) == "follower")
+        proc = playbook_process(
+            "ops/recover-zookeeper.yml", "-e", f"recover_host={follower}", "-e", f"recover_confirm={follower}"
+        )
+        assert proc.returncode != 0 and f"{follower} serves (Mode: follower)" in proc.stdout, proc.stdout[-2000:]
+        assert zookeeper_mode(hosts[follower]) == "follower"
+        # ...and it brings the diverged one back, its old data set aside, not deleted.
+        run_playbook("ops/recover-zookeeper.yml", "-e", f"recover_host={name}", "-e", f"recover_confirm={name}")
+        assert zookeeper_mode(leader) in ("leader", "follower")
+        assert leader.run(f"test -d {ZOOKEEPER_DATA_DIR}/version-2.diverged-*").rc == 0
+        assert int(leader.file(epoch_file).content_string.strip()) < epoch + 50
+
+    outcome = run_scenario("ZooKeeper leader SIGKILLed, back diverged, recovered", client_conf, fault)
     assert_clean(outcome)
 
 

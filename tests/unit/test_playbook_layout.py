@@ -29,6 +29,7 @@ LAYOUT = {
         "add-controller.yml",
         "remove-controller.yml",
         "replace-controller.yml",
+        "recover-zookeeper.yml",
     },
     "lab": {"lab-up.yml", "lab-down.yml", "bench-listener.yml"},
 }

@@ -51,6 +51,11 @@ def kafkakit_controller_change_refusal(host: Any, operation: str, confirmation: 
     return ops_guards.controller_change_refusal(str(operation), host, confirmation, plain, dc_of)
 
 
+def kafkakit_zookeeper_recover_refusal(host: Any, confirmation: Any, groups: Any) -> str:
+    """Why a ZooKeeper server must not be recovered ('' when confirmed by the host's name)."""
+    return ops_guards.zookeeper_recover_refusal(host, confirmation, _plain(groups))
+
+
 class FilterModule:
     def filters(self) -> dict[str, Any]:
         return {
@@ -58,4 +63,5 @@ class FilterModule:
             "kafkakit_dr_drill_victims": kafkakit_dr_drill_victims,
             "kafkakit_pki_new_ca_refusal": kafkakit_pki_new_ca_refusal,
             "kafkakit_controller_change_refusal": kafkakit_controller_change_refusal,
+            "kafkakit_zookeeper_recover_refusal": kafkakit_zookeeper_recover_refusal,
         }
