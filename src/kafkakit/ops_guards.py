@@ -45,6 +45,26 @@ def dr_drill_refusal(source: Any, target: Any, confirmation: Any, groups: Mappin
     return ""
 
 
+def _named_member(host: Any, members: list[str], group: str, host_var: str, role: str) -> tuple[str, str]:
+    """The host an operation names, and why it is refused ('' when it is one of `members`)."""
+    name = "" if host is None else str(host).strip()
+    known = f"({group}: {', '.join(members) or 'none'})"
+    if not name:
+        return name, f"name {role}: -e {host_var}=<host> {known}"
+    if name not in members:
+        return name, f"{host_var}={name} is not a {group} host of this inventory {known}"
+    return name, ""
+
+
+def _confirmed(name: str, confirmation: Any, confirm_var: str, verb: str, what: str) -> str:
+    """'' when the confirmation names the host; else the refusal, saying what the operation does."""
+    confirmed = "" if confirmation is None else str(confirmation).strip()
+    if confirmed == name:
+        return ""
+    said = f"{confirm_var}={confirmed} does not name {name}" if confirmed else f"refusing to {verb} {name}"
+    return f"{said}: this {what}; to go ahead: -e {confirm_var}={name}"
+
+
 CONTROLLER_CONFIRM_VARS = {"replace": "controller_replace_confirm", "remove": "controller_remove_confirm"}
 CONTROLLER_HOST_VARS = {"replace": "controller_replace", "remove": "controller_remove"}
 # A quorum of 3 survives one controller down; fewer survives none.
@@ -58,13 +78,10 @@ def controller_change_refusal(
     it may): the host must be a KRaft controller of the inventory, removal must leave at least 3
     voters, and the operator must name the host in the confirmation."""
     host_var, confirm_var = CONTROLLER_HOST_VARS[operation], CONTROLLER_CONFIRM_VARS[operation]
-    name = "" if host is None else str(host).strip()
     controllers = list(groups.get("kafka_controller", []))
-    known = f"(controllers: {', '.join(controllers) or 'none'})"
-    if not name:
-        return f"name the controller to {operation}: -e {host_var}=<host> {known}"
-    if name not in controllers:
-        return f"{host_var}={name} is not a kafka_controller host of this inventory {known}"
+    name, why = _named_member(host, controllers, "kafka_controller", host_var, f"the controller to {operation}")
+    if why:
+        return why
     dc = dc_of.get(name, "")
     peers = [h for h in controllers if dc_of.get(h) == dc]
     if operation == "remove" and len(peers) - 1 < MIN_CONTROLLERS:
@@ -79,11 +96,7 @@ def controller_change_refusal(
         if operation == "replace"
         else f"takes {name} out of {dc}'s quorum ({len(peers) - 1} voters left) and stops it"
     )
-    confirmed = "" if confirmation is None else str(confirmation).strip()
-    if confirmed != name:
-        said = f"{confirm_var}={confirmed} does not name {name}" if confirmed else f"refusing to {operation} {name}"
-        return f"{said}: this {what}; to go ahead: -e {confirm_var}={name}"
-    return ""
+    return _confirmed(name, confirmation, confirm_var, operation, what)
 
 
 RECOVER_HOST_VAR, RECOVER_CONFIRM_VAR = "recover_host", "recover_confirm"
@@ -94,19 +107,12 @@ def zookeeper_recover_refusal(host: Any, confirmation: Any, groups: Mapping[str,
     ZooKeeper server of the inventory and the operator must name it in the confirmation. That it
     does not serve, and that the rest of its ensemble has a quorum, the playbook reads from the
     servers themselves."""
-    name = "" if host is None else str(host).strip()
     servers = list(groups.get("zookeeper", []))
-    known = f"(ZooKeeper servers: {', '.join(servers) or 'none'})"
-    if not name:
-        return f"name the ZooKeeper server to recover: -e {RECOVER_HOST_VAR}=<host> {known}"
-    if name not in servers:
-        return f"{RECOVER_HOST_VAR}={name} is not a zookeeper host of this inventory {known}"
+    name, why = _named_member(host, servers, "zookeeper", RECOVER_HOST_VAR, "the ZooKeeper server to recover")
+    if why:
+        return why
     what = (
         f"stops ZooKeeper on {name}, sets its snapshots and transaction logs aside (renamed, not deleted) "
         "and lets it resync them from the leader"
     )
-    confirmed = "" if confirmation is None else str(confirmation).strip()
-    if confirmed != name:
-        said = f"{RECOVER_CONFIRM_VAR}={confirmed} does not name {name}" if confirmed else f"refusing to recover {name}"
-        return f"{said}: this {what}; to go ahead: -e {RECOVER_CONFIRM_VAR}={name}"
-    return ""
+    return _confirmed(name, confirmation, RECOVER_CONFIRM_VAR, "recover", what)
