@@ -13,6 +13,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from kafkakit.admin import read_client_conf
 from tests.integration.clients import consumer, produce_sequence
+from tests.integration.conftest import wait_until
 from tests.integration.lab import CLIENT_DIR, Lab
 
 pytestmark = pytest.mark.every_dc
@@ -164,10 +165,17 @@ def test_site_check_diff_shows_an_acl_drift_and_the_next_run_removes_it(dc, admi
         AclOperation.READ,
         AclPermissionType.ALLOW,
     )
+    # READ implies DESCRIBE: while the binding exists, the user sees the topic in the metadata
+    # (a broker lists only the topics a principal may describe), and without it sees nothing.
+    sees_orders = lambda: "orders" in AdminClient(no_acl).list_topics(timeout=10).topics  # noqa: E731
+    assert not sees_orders()
     admin.create_acls([rogue])[rogue].result(timeout=20)
+    wait_until("the rogue binding in force", sees_orders, 30)
     check = run_site("--check", "--diff", "--tags", "acls")
     # The diff's removed line, and the count the role gives first (the lab sets kafka_acls_exclusive).
     assert "-User:no-acl ALLOW READ topic:orders" in check
     assert f"undeclared ACL binding(s) in {dc}: removing them" in check
+    assert sees_orders(), "--check removed the binding"
     run_site("--tags", "acls")
+    wait_until("the rogue binding gone", lambda: not sees_orders(), 30)
     assert read_error(no_acl, "orders", "orders-after-cleanup") is not None

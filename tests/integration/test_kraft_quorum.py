@@ -11,17 +11,14 @@ from collections.abc import Iterator
 import pytest
 
 from kafkakit.admin import wait_healthy
-from kafkakit.kraft import parse_status, quorum_health, voter_directory
+from kafkakit.kraft import voter_directory
+from tests.integration import quorum
 from tests.integration.conftest import fresh_admin, wait_until
 from tests.integration.faults import assert_clean, run_scenario
 from tests.integration.lab import Host, Lab
 from tests.integration.playbooks import module_process, module_result, playbook_process, run_playbook
 
 DC = "dc2"
-QUORUM_TOOL = (
-    "/usr/local/bin/kafkakit-run org.apache.kafka.tools.MetadataQuorumCommand --bootstrap-controller {servers} "
-    "--command-config /etc/kafka/controller-client.properties describe --{what}"
-)
 
 
 @pytest.fixture(scope="module")
@@ -32,29 +29,15 @@ def conf(lab: Lab) -> dict[str, str]:
 
 
 def describe(lab: Lab, what: str, through: Host | None = None) -> str:
-    """kafka-metadata-quorum describe --status/--replication, run on a controller with its certificate."""
-    controllers = lab.controllers(DC)
-    servers = ",".join(f"{c.ip}:9094" for c in controllers)
-    for host in [through] if through else controllers:
-        try:
-            out = lab.testinfra(host).run(QUORUM_TOOL.format(servers=servers, what=what))
-        except Exception:  # noqa: BLE001 - a stopped host is unreachable: ask the next one
-            continue
-        if out.rc == 0:
-            return out.stdout
-    return ""
+    return quorum.describe(lab, DC, what, through)
 
 
 def leader(lab: Lab) -> int:
-    try:
-        return int(str(parse_status(describe(lab, "status")).get("LeaderId", "-1")))
-    except ValueError:
-        return -1
+    return quorum.leader(lab, DC)
 
 
 def quorum_whole(lab: Lab) -> bool:
-    ids = [c.controller_id for c in lab.controllers(DC)]
-    return quorum_health(describe(lab, "status"), describe(lab, "replication"), ids, 20).problems == []
+    return quorum.quorum_whole(lab, DC)
 
 
 @pytest.fixture
@@ -73,7 +56,7 @@ def replicas(lab: Lab) -> int:
 
 
 def by_id(lab: Lab, node_id: int) -> Host:
-    return next(c for c in lab.controllers(DC) if c.controller_id == node_id)
+    return quorum.controller_by_id(lab, DC, node_id)
 
 
 def test_sigkill_of_the_active_controller(lab, conf, quorum_after):

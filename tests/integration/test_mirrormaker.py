@@ -216,9 +216,11 @@ def mm2_conf(lab: Lab, dc: str) -> dict[str, str]:
     return {**conf, "sasl.username": "mirrormaker", "sasl.password": password}
 
 
-def test_the_mm2_principal_reads_nothing_outside_its_patterns(lab, client_conf, dc2_conf, new_topic):
+def test_the_mm2_principal_reads_nothing_outside_its_patterns(lab, client_conf, dc2_conf, new_topic, mirrored_topic):
     outside = new_topic(partitions=1, replication_factor=3)  # test-*, not in the flow's patterns
+    inside = mirrored_topic(partitions=1)  # made after it: once mirrored, MM2 has seen both
     assert produce_sequence(client_conf, outside, 10).failed == []
+    assert produce_sequence(client_conf, inside, 10).failed == []
     # MM2 reads with assign() and no group: what it meets is the topic's own authorization.
     c = Consumer({**mm2_conf(lab, SOURCE), "group.id": "mirror-probe", "enable.auto.commit": "false"})
     try:
@@ -237,7 +239,10 @@ def test_the_mm2_principal_reads_nothing_outside_its_patterns(lab, client_conf, 
     p.produce("orders", b"x", on_delivery=lambda e, _m: errors.append(e))
     p.flush(30)
     assert errors and errors[0] is not None and errors[0].code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
-    # And the unmatched topic is not in dc2.
+    # And the unmatched topic is not in dc2, read once MirrorMaker has refreshed its topic list
+    # after both topics existed: the matched one, made second, has arrived.
+    mirrored = lambda: topic_partitions(dc2_conf, remote(inside)) == 1  # noqa: E731
+    wait_until("the matched topic mirrored", mirrored, 3 * REFRESH_S + 30)
     assert remote(outside) not in fresh_admin(dc2_conf).list_topics(timeout=10).topics
 
 

@@ -194,6 +194,13 @@ def test_each_data_centre_has_one_active_controller_and_the_quorum_is_scraped(la
         assert {r["value"][1] for r in fenced} == {"0"}
         leaders = {r["value"][1] for r in prometheus.query(f'kafka_server_raft_metrics_current_leader{{dc="{dc}"}}')}
         assert len(leaders) == 1 and int(float(leaders.pop())) in controllers.values()
+        # KafkaControllerQuorumLag's expression on the real series: one lag per controller, small.
+        lag = (
+            f'max by (dc) (kafka_server_raft_metrics_high_watermark{{dc="{dc}"}})'
+            f' - on (dc) group_right kafka_server_raft_metrics_log_end_offset{{dc="{dc}"}}'
+        )
+        lags = {r["metric"]["instance"]: float(r["value"][1]) for r in prometheus.query(lag)}
+        assert set(lags) == set(controllers) and all(v < 1000 for v in lags.values()), lags
 
 
 def test_a_stopped_broker_fires_the_under_replicated_alert_and_its_return_clears_it(
@@ -201,6 +208,15 @@ def test_a_stopped_broker_fires_the_under_replicated_alert_and_its_return_clears
 ) -> None:
     victim = lab.brokers("dc1")[-1]
     host = lab.testinfra(victim)
+    # Before the fault: the metric is scraped from every dc1 broker at 0 and the alert is quiet, so
+    # the firing below is this fault's and not one left over (nor an alert that cannot clear).
+    urp = 'kafka_server_replicamanager_underreplicatedpartitions{dc="dc1"}'
+    quiet = lambda: (  # noqa: E731
+        {r["metric"]["instance"]: float(r["value"][1]) for r in prometheus.query(urp)}
+        == {b.name: 0.0 for b in lab.brokers("dc1")}
+        and not prometheus.firing("KafkaUnderReplicatedPartitions", dc="dc1")
+    )
+    wait_until("dc1 scraped with no under-replicated partition and the alert quiet", quiet, 300)
     host.run_test("systemctl stop kafka")
     try:
         took = wait_until(
@@ -238,6 +254,7 @@ def test_a_stalled_consumer_group_shows_growing_lag_and_fires_the_lag_alert(
         return float(result[0]["value"][1]) if result else -1.0
 
     wait_until("lag 0 seen after the commit", lambda: lag() == 0, 120)
+    assert not prometheus.firing("KafkaConsumerGroupLagHigh", group=group, topic=topic)
     produce_sequence(client_conf, topic, 600)
     wait_until("lag 600", lambda: lag() == 600, 120)
     produce_sequence(client_conf, topic, 900)

@@ -45,15 +45,24 @@ def can_list_topics(conf: dict[str, str]) -> bool:
         return False
 
 
+def assert_refused(conf: dict[str, str], control: dict[str, str]) -> None:
+    """`conf` gets no metadata from the brokers it names, while the admin's own settings (`control`,
+    sent to those same brokers right before and after) do: a broker that is down or unreachable
+    fails the test instead of passing it as a refusal."""
+    control = {**control, "bootstrap.servers": conf["bootstrap.servers"].replace(":9091", ":9093")}
+    assert can_list_topics(control), f"positive control: the admin gets no metadata from {control['bootstrap.servers']}"
+    assert not can_list_topics(conf)
+    assert can_list_topics(control), "positive control after the refusal"
+
+
 def test_the_admin_config_works(client_conf):
-    # The positive control for every refusal below.
     assert can_list_topics(client_conf)
 
 
 @pytest.mark.parametrize("port", [9091, 9093])
-def test_plaintext_kafka_is_refused(lab, dc, port):
+def test_plaintext_kafka_is_refused(lab, dc, port, client_conf):
     conf = {"bootstrap.servers": f"{lab.brokers(dc)[0].ip}:{port}", "security.protocol": "PLAINTEXT"}
-    assert not can_list_topics(conf)
+    assert_refused(conf, client_conf)
 
 
 def test_tls_without_sasl_is_refused_on_the_client_listener(client_conf):
@@ -62,15 +71,15 @@ def test_tls_without_sasl_is_refused_on_the_client_listener(client_conf):
         "security.protocol": "SSL",
         "ssl.ca.location": client_conf["ssl.ca.location"],
     }
-    assert not can_list_topics(conf)
+    assert_refused(conf, client_conf)
 
 
 def test_a_wrong_password_is_refused(client_conf):
-    assert not can_list_topics({**client_conf, "sasl.password": client_conf["sasl.password"] + "x"})
+    assert_refused({**client_conf, "sasl.password": client_conf["sasl.password"] + "x"}, client_conf)
 
 
 def test_an_unknown_user_is_refused(client_conf):
-    assert not can_list_topics({**client_conf, "sasl.username": "nobody-here"})
+    assert_refused({**client_conf, "sasl.username": "nobody-here"}, client_conf)
 
 
 def other_ca(tmp_path: Path) -> Path:
@@ -78,7 +87,7 @@ def other_ca(tmp_path: Path) -> Path:
 
 
 def test_a_client_trusting_another_ca_fails_the_handshake(client_conf, tmp_path):
-    assert not can_list_topics({**client_conf, "ssl.ca.location": str(other_ca(tmp_path))})
+    assert_refused({**client_conf, "ssl.ca.location": str(other_ca(tmp_path))}, client_conf)
 
 
 def tls_handshake(ip: str, port: int, server_hostname: str, ca: str) -> None:
@@ -218,8 +227,42 @@ def test_kafka_znodes_are_protected_from_unauthenticated_clients(lab, dc):
     assert "Created" not in zk_shell(broker, server, "create /kafka/config/users/intruder x", sasl=False)
 
 
-SECRET_FILES = ["kafka-admin", "kafka-keystore", "kafka-zookeeper", "zookeeper-keystore"]
-CONFIG_FOLDERS = ("/etc/kafka", "/etc/zookeeper", "/etc/kafkakit", "/etc/systemd/system")
+# Every service's configuration folder (a folder a host does not have is left out).
+CONFIG_FOLDERS = (
+    "/etc/kafka",
+    "/etc/zookeeper",
+    "/etc/kafkakit",
+    "/etc/systemd/system",
+    "/etc/kafka-mirrormaker",
+    "/etc/spark",
+    "/etc/prometheus",
+    "/etc/kafkakit-lag-exporter",
+    "/opt/jmx-exporter",
+    "/opt/spark-jobs",
+)
+ALL_HOSTS = sorted(LAB.hosts.values(), key=lambda h: h.name)
+
+
+def lab_secrets() -> dict[str, str]:
+    """Every secret the lab generated (build/lab/secrets: passwords, the CA passphrase, keystore
+    passwords), by file name; the first word of each file is the value."""
+    folder = CLIENT_DIR / "secrets"
+    return {p.name: p.read_text().split()[0] for p in sorted(folder.iterdir()) if p.is_file() and p.read_text().strip()}
+
+
+def world_readable(host) -> dict[str, str]:  # noqa: ANN001 - testinfra host
+    """Path -> content of every world-readable file (small, not a jar) in the host's config folders,
+    read in one command."""
+    folders = [d for d in CONFIG_FOLDERS if host.file(d).is_directory]
+    out = host.check_output(
+        f"find {' '.join(folders)} -type f -perm -o=r ! -name '*.jar' -size -1M "
+        '-exec sh -c \'for f; do printf "\\n@@@ %s\\n" "$f"; cat "$f"; done\' _ {} +'
+    )
+    files: dict[str, str] = {}
+    for chunk in out.split("\n@@@ ")[1:]:
+        path, _, content = chunk.partition("\n")
+        files[path] = content
+    return files
 
 
 def protected_files(node: Host) -> dict[str, tuple[str, int]]:
@@ -255,16 +298,13 @@ def test_key_and_store_files_have_owner_and_mode(node):
         assert (f.user, f.mode) == (owner, mode), path
 
 
-@pytest.mark.parametrize("node", NODES, ids=lambda h: h.name)
-def test_no_password_in_a_world_readable_file(node):
-    host = LAB.testinfra(node)
-    # A deployment without ZooKeeper has no ZooKeeper passwords; a KRaft node no /etc/zookeeper.
-    names = [n for n in SECRET_FILES if (CLIENT_DIR / "secrets" / n).exists()]
-    secrets = [(CLIENT_DIR / "secrets" / name).read_text().split()[0] for name in names]
-    folders = [d for d in CONFIG_FOLDERS if host.file(d).is_directory]
-    readable = host.check_output(f"find {' '.join(folders)} -type f -perm -o=r").split()
+@pytest.mark.parametrize("node", ALL_HOSTS, ids=lambda h: h.name)
+def test_no_secret_in_a_world_readable_file(node):
+    """No secret of the lab (every one it generated) in a world-readable file on any host."""
+    secrets = lab_secrets()
+    assert {"kafka-admin", "kafka-mirrormaker", "kafka-spark", "ca-passphrase"} <= set(secrets), sorted(secrets)
+    readable = world_readable(LAB.testinfra(node))
     assert readable, "expected some world-readable files (certificates, units) to scan"
-    for path in readable:
-        content = host.file(path).content_string
-        leaked = [n for n, s in zip(names, secrets, strict=True) if s in content]
+    for path, content in readable.items():
+        leaked = [name for name, value in secrets.items() if value in content]
         assert not leaked, f"{path} is world-readable and holds {leaked}"

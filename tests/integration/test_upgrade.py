@@ -12,6 +12,7 @@ from confluent_kafka.admin import NewTopic
 from kafkakit.admin import create_topics_retrying, delete_topics_retrying
 from tests.integration.clients import ProduceReport, produce_sequence, read_all
 from tests.integration.playbooks import restart_order, run_playbook
+from tests.integration.quorum import controller_by_id, leader
 
 PREVIOUS, CURRENT = "4.3.0", "4.3.1"  # Makefile: KAFKA_PREVIOUS, KAFKA_KRAFT_VERSION
 
@@ -45,6 +46,8 @@ def test_dc2_rolls_from_the_previous_patch_release_to_the_current_one_under_load
     )
     # The first ops/upgrade.yml run just rolled dc2: the controller may have moved.
     create_topics_retrying(conf, [NewTopic(topic, 3, 2)])
+    active = leader(lab, "dc2")
+    assert active > 0, "no quorum leader before the upgrade"
     load.start()
     try:
         out = run_playbook("ops/upgrade.yml", "-e", "roll_dc=dc2")  # the inventory's version
@@ -55,6 +58,8 @@ def test_dc2_rolls_from_the_previous_patch_release_to_the_current_one_under_load
     assert set(running_versions(lab).values()) == {CURRENT}
     assert sorted(restart_order(out)) == sorted(b.name for b in lab.brokers("dc2"))
     assert sorted(restart_order(out, "kafka-controller")) == sorted(c.name for c in lab.controllers("dc2"))
+    # The active controller last: one leader change in the whole roll.
+    assert restart_order(out, "kafka-controller")[-1] == controller_by_id(lab, "dc2", active).name
     # Controllers before brokers: the first broker restart comes after the last controller's.
     banners = re.findall(r"^TASK \[roll : Restart (\S+) on \S+\]", out, re.M)
     assert banners.index("kafka") > len(banners) - 1 - banners[::-1].index("kafka-controller")
