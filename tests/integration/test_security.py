@@ -255,7 +255,7 @@ def world_readable(host) -> dict[str, str]:  # noqa: ANN001 - testinfra host
     read in one command."""
     folders = [d for d in CONFIG_FOLDERS if host.file(d).is_directory]
     out = host.check_output(
-        f"find {' '.join(folders)} -type f -perm -o=r ! -name '*.jar' -size -1M "
+        f"find {' '.join(folders)} -type f -perm -o=r ! -name '*.jar' -size -1024k "
         '-exec sh -c \'for f; do printf "\\n@@@ %s\\n" "$f"; cat "$f"; done\' _ {} +'
     )
     files: dict[str, str] = {}
