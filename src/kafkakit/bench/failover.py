@@ -82,11 +82,17 @@ def first_metadata_write(conf: Mapping[str, str], prefix: str, made: list[str], 
         wait_futures([f for _, f in pending], timeout=PROBE_TIMEOUT + 5)
 
 
+CONTROLLER_WAIT = 60.0  # s
+
+
 def failover(ctx: Context) -> dict[str, float]:
     kraft = bool(ctx.dc.controllers)
-    victim = active_controller(ctx.run, ctx.dc, ctx.conf, ctx.controller_port)
-    if victim < 0:
-        raise RuntimeError(f"{ctx.dc.name} has no active controller")
+    # Right after another scenario an election may still be going on: wait for one (bounded).
+    deadline = time.monotonic() + CONTROLLER_WAIT
+    while (victim := active_controller(ctx.run, ctx.dc, ctx.conf, ctx.controller_port)) < 0:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{ctx.dc.name} has no active controller after {CONTROLLER_WAIT:.0f}s")
+        time.sleep(1)
     host, unit = (ctx.dc.controllers[victim], CONTROLLER_UNIT) if kraft else (ctx.dc.brokers[victim], BROKER_UNIT)
     brokers = data_brokers(list(ctx.dc.brokers), None if kraft else victim, REPLICATION)
     topic = ctx.topic("failover")

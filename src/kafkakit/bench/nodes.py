@@ -116,9 +116,16 @@ def all_led(admin: AdminClient, topics: list[str], partitions: int) -> bool:
     return len(found) == len(topics) and all(len(ls) == partitions and min(ls) >= 0 for ls in found.values())
 
 
+def laid_out_topic(topic: str, assignment: list[list[int]], config: Mapping[str, str]) -> NewTopic:
+    """A NewTopic with an explicit replica assignment. confluent-kafka 2.16 wants the partition
+    count to match it (its -1 default reads as "the broker's default", refused beside one) and no
+    replication factor."""
+    return NewTopic(topic, num_partitions=len(assignment), replica_assignment=assignment, config=dict(config))
+
+
 def create_laid_out(ctx: Context, topic: str, assignment: list[list[int]], config: Mapping[str, str]) -> None:
     """Create a topic with an explicit replica assignment; return once every partition has a leader."""
-    create_topics_retrying(ctx.conf, [NewTopic(topic, replica_assignment=assignment, config=dict(config))])
+    create_topics_retrying(ctx.conf, [laid_out_topic(topic, assignment, config)])
     admin = admin_from_conf(ctx.conf)
     wait_for(f"leaders of {topic}", lambda: all_led(admin, [topic], len(assignment)), 120)
 

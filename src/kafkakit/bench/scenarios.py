@@ -59,7 +59,9 @@ def partitions(ctx: Context) -> dict[str, float]:
     the metadata shows a leader for every one; then one DeleteTopics call, timed until the
     metadata lists none of them."""
     names = [ctx.topic("partitions", f"-{i}") for i in range(PARTITION_TOPICS)]
-    admin = admin_from_conf(ctx.conf)
+    # The socket must wait as long as the call may take (the kit's admin default is 10 s, and the
+    # first creation of 1,000 partitions on the lab took longer).
+    admin = admin_from_conf({**ctx.conf, "socket.timeout.ms": str(int((ADMIN_TIMEOUT + 10) * 1000))})
     timeouts = {"operation_timeout": ADMIN_TIMEOUT, "request_timeout": ADMIN_TIMEOUT + 10}
     try:
         start = time.monotonic()
