@@ -9,6 +9,7 @@ import shlex
 import subprocess
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
@@ -201,13 +202,19 @@ def wait_brokers_healthy(conf: Mapping[str, str], dc: DataCentre, timeout: float
         raise TimeoutError(f"{dc.name} not healthy within {timeout:.0f}s: {health.as_dict()}")
 
 
+def preferred_election(admin: AdminClient) -> Future:
+    """A preferred leader election of every partition. No timeout arguments: confluent-kafka 2.16's
+    elect_leaders fails on any (SystemError in its argument parsing); the caller bounds the wait."""
+    return admin.elect_leaders(ElectionType.PREFERRED, None)
+
+
 def elect_preferred_leaders(conf: Mapping[str, str]) -> str:
     """Leaders back to their preferred brokers after a restart, so the cases that follow start
     balanced (the brokers would do it themselves only after leader.imbalance.check.interval);
     best effort: the error, if any, for the caller to note."""
     try:
         # Per-partition errors are expected (ELECTION_NOT_NEEDED where it leads already): not read.
-        admin_from_conf(conf).elect_leaders(ElectionType.PREFERRED, None, request_timeout=60).result(timeout=90)
+        preferred_election(admin_from_conf(conf)).result(timeout=90)
     except (KafkaException, TimeoutError) as exc:
         return f"preferred leader election: {exc}"
     return ""
