@@ -164,12 +164,14 @@ def quorum_leader(run: HostRun, dc: DataCentre, port: int) -> int:
 
 
 def zookeeper_controller(conf: Mapping[str, str]) -> int:
-    """The active controller of a ZooKeeper-mode cluster (a broker id), -1 during an election."""
+    """The active controller of a ZooKeeper-mode cluster (a broker id), -1 during an election.
+    From a Metadata request, as the kit's health check reads it (synchronous: the describe_cluster
+    future of a client dropped at once failed with _DESTROY every time on the lab)."""
     try:
-        controller = admin_from_conf(conf).describe_cluster(request_timeout=10).result(timeout=15).controller
-    except (KafkaException, TimeoutError):
+        controller = admin_from_conf(conf).list_topics(timeout=15).controller_id
+    except KafkaException:
         return -1
-    return -1 if controller is None else controller.id
+    return -1 if controller is None else controller
 
 
 def active_controller(run: HostRun, dc: DataCentre, conf: Mapping[str, str], port: int) -> int:
@@ -214,7 +216,8 @@ def elect_preferred_leaders(conf: Mapping[str, str]) -> str:
     best effort: the error, if any, for the caller to note."""
     try:
         # Per-partition errors are expected (ELECTION_NOT_NEEDED where it leads already): not read.
-        preferred_election(admin_from_conf(conf)).result(timeout=90)
+        admin = admin_from_conf(conf)  # held until the future resolves: a dropped handle fails it
+        preferred_election(admin).result(timeout=90)
     except (KafkaException, TimeoutError) as exc:
         return f"preferred leader election: {exc}"
     return ""
