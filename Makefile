@@ -45,8 +45,8 @@ BENCH_PLAINTEXT_PORT ?= 9095
 BENCH_DC          ?= dc1
 BENCH_COLD_LAB_SECONDS ?=
 # kraft-vs-zk (issue #14): ZooKeeper-mode BENCH_ZK_DC vs KRaft BENCH_KRAFT_DC, side by side
-# (src/kafkakit/bench/modes.py); about 6-7 minutes a round on the 2-core lab, so 20 minutes at
-# the default 3 repetitions (an estimate, not yet measured). Leave it out of BENCH_CASES to skip it.
+# (src/kafkakit/bench/modes.py); 3 rounds took about 9 minutes on the 2-core lab (measured
+# 2026-11-26, README "Figures from the lab"). Leave it out of BENCH_CASES to skip it.
 BENCH_CASES ?= producer-sasl_ssl-tuned-none-100 producer-sasl_ssl-stock-none-100 \
                producer-sasl_ssl-fetchers2-none-1024 producer-sasl_ssl-fewthreads-none-1024 \
                producer-sasl_ssl-tuned-none-1024 producer-sasl_ssl-stock-none-1024 \
