@@ -3,12 +3,15 @@ on a controller with the controller certificate): for the quorum and upgrade tes
 
 from __future__ import annotations
 
+from kafkakit.bench.nodes import CONTROLLER_CLIENT, QUORUM_TOOL, TOOL_RUNNER
 from kafkakit.kraft import parse_status, quorum_health
 from tests.integration.lab import Host, Lab
 
-QUORUM_TOOL = (
-    "/usr/local/bin/kafkakit-run org.apache.kafka.tools.MetadataQuorumCommand --bootstrap-controller {servers} "
-    "--command-config /etc/kafka/controller-client.properties describe --{what}"
+# The same command the bench runs (kafkakit.bench.nodes.describe_quorum), here with every
+# controller as bootstrap, through the inventory's connection.
+DESCRIBE = (
+    f"{TOOL_RUNNER} {QUORUM_TOOL} --bootstrap-controller {{servers}} "
+    f"--command-config {CONTROLLER_CLIENT} describe --{{what}}"
 )
 
 
@@ -18,7 +21,7 @@ def describe(lab: Lab, dc: str, what: str, through: Host | None = None) -> str:
     servers = ",".join(f"{c.ip}:9094" for c in controllers)
     for host in [through] if through else controllers:
         try:
-            out = lab.testinfra(host).run(QUORUM_TOOL.format(servers=servers, what=what))
+            out = lab.testinfra(host).run(DESCRIBE.format(servers=servers, what=what))
         except Exception:  # noqa: BLE001 - a stopped host is unreachable: ask the next one
             continue
         if out.rc == 0:
