@@ -74,6 +74,11 @@ LOCK_PINS: tuple[tuple[str, str, str], ...] = (
     ("Ansible (community package)", "ansible", "newest that Python 3.11 takes; carries the collections"),
     ("ansible-core", "ansible-core", "the core that ansible 12 pins"),
     (
+        "Mitogen (Ansible strategy)",
+        "mitogen",
+        "newest release; runs with ansible-core 2.19 (ansible/plugins/strategy/mitogen_linear.py)",
+    ),
+    (
         "confluent-kafka (librdkafka)",
         "confluent-kafka",
         "newest release on the package index; the tests' and modules' Kafka client, and its"
