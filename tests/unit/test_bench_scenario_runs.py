@@ -58,7 +58,10 @@ def test_zookeeper_failover_kills_the_controller_broker_and_writes_elsewhere(mon
                 log.on_delivery(None, None)
             time.sleep(0.002)
 
-    def first_write(_conf, prefix, made, _timeout):
+    readiness = []
+
+    def first_write(_conf, prefix, made, _timeout, ready):
+        readiness.append(ready)
         made.append(f"{prefix}-0")
         return time.monotonic()
 
@@ -74,6 +77,11 @@ def test_zookeeper_failover_kills_the_controller_broker_and_writes_elsewhere(mon
     assert faked["deleted"] == [topic, f"{topic}-probe-0"] and topic == "bench-kvz-failover-zookeeper-t-1"
     assert set(figures) == {"ack_gap_s", "metadata_write_s", "failed_sends"}
     assert 0 <= figures["ack_gap_s"] < 1 and figures["failed_sends"] == 0
+    # The probes wait for metadata naming another controller than the killed broker 1.
+    [ready] = readiness
+    for named, expected in ((1, False), (-1, False), (2, True)):
+        monkeypatch.setattr(failover_mod, "zookeeper_controller", lambda _conf, n=named: n)
+        assert ready() is expected
 
 
 def test_kraft_failover_kills_the_quorum_leader_and_uses_both_brokers(monkeypatch, faked):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from concurrent.futures import wait as wait_futures
 
@@ -36,6 +36,7 @@ from kafkakit.bench.nodes import (
     start_again,
     systemctl,
     wait_for,
+    zookeeper_controller,
 )
 
 WARMUP_SECONDS = 2  # of acks before the kill
@@ -54,14 +55,26 @@ def _created(future: Future) -> bool:
     return isinstance(err, KafkaError) and err.code() == KafkaError.TOPIC_ALREADY_EXISTS
 
 
-def first_metadata_write(conf: Mapping[str, str], prefix: str, made: list[str], timeout: float) -> float:
+def first_metadata_write(
+    conf: Mapping[str, str],
+    prefix: str,
+    made: list[str],
+    timeout: float,
+    ready: Callable[[], bool] | None = None,
+) -> float:
     """The monotonic time at which the first of a series of topic creations succeeded. One more
     attempt every PROBE_EVERY s, each from a fresh client (one made before the failover keeps
     asking the old controller) and each left to run, so a request that a broker holds until the
-    new controller answers counts when it is answered. `made`: every name tried, to delete."""
+    new controller answers counts when it is answered. `made`: every name tried, to delete.
+    `ready`, when given, is polled first (every PROBE_EVERY s, within `timeout`): the attempts
+    start once it holds."""
     done: list[float] = []
     pending: list[tuple[AdminClient, Future]] = []
     deadline = time.monotonic() + timeout
+    while ready is not None and not ready():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no controller to create topics within {timeout:.0f}s of the kill")
+        time.sleep(PROBE_EVERY)
     try:
         while not done:
             if time.monotonic() > deadline:
@@ -83,6 +96,15 @@ def first_metadata_write(conf: Mapping[str, str], prefix: str, made: list[str], 
 
 
 CONTROLLER_WAIT = 60.0  # s
+
+
+def named_other(ctx: Context, victim: int) -> Callable[[], bool]:
+    """ZooKeeper mode: whether the brokers' metadata names a controller other than the killed
+    one. A ZooKeeper-mode client sends CreateTopics to the controller its metadata names, so
+    until then every attempt waits on the dead broker; dozens of them (a new TLS + SCRAM client
+    each) piled up on the lab's two cores and none got through in 120 s. KRaft brokers forward
+    CreateTopics to whichever controller leads, so the attempts there start at once."""
+    return lambda: zookeeper_controller(ctx.conf) not in (victim, -1)
 
 
 def failover(ctx: Context) -> dict[str, float]:
@@ -112,7 +134,8 @@ def failover(ctx: Context) -> dict[str, float]:
         killed_at = time.monotonic()
         systemctl(ctx.run, host, "kill", "--signal=SIGKILL", unit)
         killed = True
-        written = first_metadata_write(ctx.conf, ctx.topic("failover", "-probe"), probes, FAILOVER_TIMEOUT)
+        ready = None if kraft else named_other(ctx, victim)
+        written = first_metadata_write(ctx.conf, ctx.topic("failover", "-probe"), probes, FAILOVER_TIMEOUT, ready)
         # A tail of acks after the failover, so that a stall ending late still falls in the window.
         tail = FAILOVER_RATE * TAIL_SECONDS
         end = wait_for("acks after the failover", lambda: log.count_after(written) >= tail, FAILOVER_TIMEOUT)
