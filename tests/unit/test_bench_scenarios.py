@@ -185,26 +185,6 @@ def test_probe_gives_up_at_its_timeout(monkeypatch):
         failover.first_metadata_write({}, "probe", [], timeout=0.3)
 
 
-def test_probe_attempts_start_once_ready_holds(monkeypatch):
-    monkeypatch.setattr(failover, "PROBE_EVERY", 0.05)
-    monkeypatch.setattr(failover, "PROBE_TIMEOUT", 2.0)
-    monkeypatch.setattr(failover, "admin_from_conf", lambda _conf: FakeAdmin())
-    FakeAdmin.plan = [("ok", 0.01)] * 10
-    FakeAdmin.made = []
-    asked: list[float] = []
-
-    def ready() -> bool:
-        asked.append(time.monotonic())
-        return len(asked) > 3
-
-    names: list[str] = []
-    written = failover.first_metadata_write({}, "probe", names, timeout=5, ready=ready)
-    # No attempt before the fourth check; the first one after it succeeded.
-    assert len(asked) == 4 and names == ["probe-0"] and written >= asked[-1]
-    with pytest.raises(TimeoutError, match="no controller"):
-        failover.first_metadata_write({}, "probe", [], timeout=0.2, ready=lambda: False)
-
-
 def test_an_existing_topic_counts_as_created():
     done: Future = Future()
     done.set_exception(KafkaException(KafkaError(KafkaError.TOPIC_ALREADY_EXISTS)))

@@ -55,26 +55,14 @@ def _created(future: Future) -> bool:
     return isinstance(err, KafkaError) and err.code() == KafkaError.TOPIC_ALREADY_EXISTS
 
 
-def first_metadata_write(
-    conf: Mapping[str, str],
-    prefix: str,
-    made: list[str],
-    timeout: float,
-    ready: Callable[[], bool] | None = None,
-) -> float:
+def first_metadata_write(conf: Mapping[str, str], prefix: str, made: list[str], timeout: float) -> float:
     """The monotonic time at which the first of a series of topic creations succeeded. One more
     attempt every PROBE_EVERY s, each from a fresh client (one made before the failover keeps
     asking the old controller) and each left to run, so a request that a broker holds until the
-    new controller answers counts when it is answered. `made`: every name tried, to delete.
-    `ready`, when given, is polled first (every PROBE_EVERY s, within `timeout`): the attempts
-    start once it holds."""
+    new controller answers counts when it is answered. `made`: every name tried, to delete."""
     done: list[float] = []
     pending: list[tuple[AdminClient, Future]] = []
     deadline = time.monotonic() + timeout
-    while ready is not None and not ready():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"no controller to create topics within {timeout:.0f}s of the kill")
-        time.sleep(PROBE_EVERY)
     try:
         while not done:
             if time.monotonic() > deadline:
@@ -103,7 +91,8 @@ def named_other(ctx: Context, victim: int) -> Callable[[], bool]:
     one. A ZooKeeper-mode client sends CreateTopics to the controller its metadata names, so
     until then every attempt waits on the dead broker; dozens of them (a new TLS + SCRAM client
     each) piled up on the lab's two cores and none got through in 120 s. KRaft brokers forward
-    CreateTopics to whichever controller leads, so the attempts there start at once."""
+    CreateTopics to whichever controller leads, so the attempts there start at once. Each check
+    is one synchronous Metadata request, so checks do not pile up."""
     return lambda: zookeeper_controller(ctx.conf) not in (victim, -1)
 
 
@@ -134,8 +123,9 @@ def failover(ctx: Context) -> dict[str, float]:
         killed_at = time.monotonic()
         systemctl(ctx.run, host, "kill", "--signal=SIGKILL", unit)
         killed = True
-        ready = None if kraft else named_other(ctx, victim)
-        written = first_metadata_write(ctx.conf, ctx.topic("failover", "-probe"), probes, FAILOVER_TIMEOUT, ready)
+        if not kraft:
+            wait_for("metadata naming a live controller", named_other(ctx, victim), FAILOVER_TIMEOUT)
+        written = first_metadata_write(ctx.conf, ctx.topic("failover", "-probe"), probes, FAILOVER_TIMEOUT)
         # A tail of acks after the failover, so that a stall ending late still falls in the window.
         tail = FAILOVER_RATE * TAIL_SECONDS
         end = wait_for("acks after the failover", lambda: log.count_after(written) >= tail, FAILOVER_TIMEOUT)
