@@ -76,7 +76,7 @@ LOCK_PINS: tuple[tuple[str, str, str], ...] = (
     (
         "Mitogen (Ansible strategy)",
         "mitogen",
-        "newest release; runs with ansible-core 2.19 (ansible/plugins/strategy/mitogen_linear.py)",
+        "newest release; runs with ansible-core 2.19; opt-in: ANSIBLE_STRATEGY=mitogen_linear (ansible/plugins)",
     ),
     (
         "confluent-kafka (librdkafka)",

@@ -1,5 +1,5 @@
-"""Day-2 operations on the lab: the roll's health gate, and dry runs that change nothing. The
-rolling restart under load is a fault scenario (test_faults.py::test_the_rolling_restart)."""
+"""Day-2 operations on the lab: the roll's health gate. The rolling restart under load is a fault
+scenario (test_faults.py::test_the_rolling_restart); dry runs are in test_idempotence.py."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import time
 from kafkakit.admin import cluster_health
 from tests.integration.conftest import controller_id, fresh_admin, wait_until
 from tests.integration.faults import zookeeper_mode
-from tests.integration.playbooks import playbook_process, recap, restart_order, run_playbook
+from tests.integration.playbooks import playbook_process, restart_order, run_playbook
 
 
 def started_at(host) -> str:  # noqa: ANN001 - testinfra host
@@ -61,16 +61,3 @@ def test_the_zookeeper_roll_refuses_an_incomplete_ensemble_and_otherwise_restart
     modes = sorted(zookeeper_mode(h) for h in servers.values())
     assert modes == ["follower", "follower", "leader"], modes
 
-
-def test_check_mode_on_an_unchanged_lab_changes_nothing_and_fails_nothing(lab):
-    # One host of each group runs every task path (the others run the same tasks on their own
-    # data); the first ZooKeeper server and the first controller of each DC hold the run_once
-    # and per-DC steps. Every Spark worker: the master's authorized_keys lists the play's workers.
-    # test_idempotence runs the whole site.yml for real.
-    groups = ("kafka_broker", "zookeeper", "kafka_controller", "mirrormaker", "spark_master", "monitoring")
-    firsts = {lab.groups[g][0] for g in groups if lab.groups.get(g)} | set(lab.groups.get("spark_worker", []))
-    firsts |= {hosts[0].name for dc in ("dc1", "dc2") for hosts in (lab.brokers(dc), lab.controllers(dc)) if hosts}
-    stats = recap(run_playbook("site.yml", "--check", "--limit", ",".join(sorted(firsts | {"localhost"}))))
-    assert stats
-    assert {h: s["changed"] for h, s in stats.items() if s["changed"]} == {}
-    assert all(s["failed"] == 0 and s["unreachable"] == 0 for s in stats.values())

@@ -2,7 +2,8 @@
 
 Mitogen keeps one Python interpreter per host for the whole run instead of starting one, and
 copying the module, for every task (a no-op site.yml on the lab: 124 s instead of 185 s, README).
-The linear semantics are unchanged; ANSIBLE_STRATEGY=linear runs without Mitogen.
+The linear semantics are unchanged. Opt-in (ANSIBLE_STRATEGY=mitogen_linear), not the default:
+a cold site.yml over it took 17 min instead of 7 (package installs and archive copies are slower).
 """
 
 from __future__ import annotations
