@@ -128,13 +128,17 @@ image: apt
 	@echo "==> lab base image"
 	@ansible/lab/build-image.sh > build/lab-image.tag && echo "    $$(cat build/lab-image.tag)"
 
+# Two sub-makes side by side, each running its own goals in order ($(1), $(2)); either failing
+# fails the step once both have ended. $(3), when given, takes the first one's output, printed at
+# the end instead of interleaved. `make -j` is not used: two Maven runs must not share ~/.m2 at once.
+BESIDE = $(MAKE) --no-print-directory $(1) $(if $(3),> $(3) 2>&1) & first=$$!; rc=0; \
+	$(MAKE) --no-print-directory $(2) || rc=$$?; \
+	wait $$first || rc=$$?; $(if $(3),cat $(3);) exit $$rc
+
 # The artifacts (Maven and PyPI downloads) and the base image (debootstrap, apt in a chroot) are
-# built side by side: both mostly wait on the network. `make -j` is not used because two Maven
-# runs must not share ~/.m2 at once; each of the two sub-makes runs its own steps in order.
+# built side by side: both mostly wait on the network.
 setup: apt venv
-	@$(MAKE) --no-print-directory artifacts & artifacts=$$!; rc=0; \
-	$(MAKE) --no-print-directory image || rc=$$?; \
-	wait $$artifacts || rc=$$?; exit $$rc
+	@$(call BESIDE,artifacts,image)
 
 # --- the lab ---------------------------------------------------------------------------------
 lab-up: setup
@@ -213,9 +217,7 @@ unit: venv
 # tests: the lab alone keeps about one of the machine's 2 cores busy at rest.
 test: apt venv
 	@mkdir -p build/test-logs
-	@$(MAKE) --no-print-directory artifacts unit > build/test-logs/unit.log 2>&1 & unit=$$!; rc=0; \
-	$(MAKE) --no-print-directory image lint || rc=$$?; \
-	wait $$unit || rc=$$?; cat build/test-logs/unit.log; exit $$rc
+	@$(call BESIDE,artifacts unit,image lint,build/test-logs/unit.log)
 	@$(MAKE) --no-print-directory integration
 
 integration: lab
