@@ -75,10 +75,13 @@ def produce_sequence(
         report.sent += 1
         producer.poll(0)
         if rate_per_s:
-            # Pace the load so a fault lands in the middle of it.
-            ahead = start + (seq - first_seq + 1) / rate_per_s - time.monotonic()
-            if ahead > 0:
-                producer.poll(ahead)
+            # Pace the load so a fault lands in the middle of it. poll() returns as soon as it has
+            # served a delivery report, so it is called again until the message's time has come, a
+            # tenth of a second at most each time so that `stop` is seen: one long poll() with nothing
+            # in flight once held a finished load (and its join) for five minutes.
+            due = start + (seq - first_seq + 1) / rate_per_s
+            while (ahead := due - time.monotonic()) > 0 and not (stop is not None and stop.is_set()):
+                producer.poll(min(ahead, 0.1))
     remaining = producer.flush(180)
     assert remaining == 0, f"{remaining} messages still in flight after 180 s"
     return report
