@@ -49,7 +49,11 @@ def test_ca_rotation_under_load_loses_nothing(lab: Lab, client_conf, new_topic, 
     second = Load(client_conf, topic, first_seq=1_000_000)
     try:
         out_rest = run_playbook("ops/rotate-certificates.yml", "-e", "rotate_phase=promote")
-        out_rest += run_playbook("ops/rotate-certificates.yml", "-e", "rotate_phase=retire")
+        # Without the phase's Spark smoke job: test_spark.py, next in the suite, submits the same
+        # job against the rotated certificates (and it is the default of an operator's run).
+        out_rest += run_playbook(
+            "ops/rotate-certificates.yml", "-e", "rotate_phase=retire", "-e", "verify_spark_smoke=false"
+        )
     finally:
         second_report = second.finish()
 
