@@ -84,18 +84,26 @@ def quorum_health(
     status_text: str, replication_text: str, expected_voters: list[int], max_lag: int, ignore: list[int] | None = None
 ) -> QuorumHealth:
     """Healthy: a leader, every expected voter in the voter set, and each voter at most max_lag
-    records behind the leader; `ignore`d voters (one being replaced) may lag."""
+    records behind the leader; `ignore`d voters (one being replaced) may lag. An empty
+    status_text reads the leader and the voters from the replication rows."""
     status = parse_status(status_text)
     replicas = parse_replication(replication_text)
     health = QuorumHealth()
-    try:
-        health.leader = int(str(status.get("LeaderId", "-1")))
-    except ValueError:
-        health.leader = -1
-    voters = status.get("CurrentVoters") or []
-    observers = status.get("CurrentObservers") or []
-    health.voters = sorted(int(v["id"]) for v in voters if isinstance(v, dict) and "id" in v)  # type: ignore[union-attr]
-    health.observers = sorted(int(o["id"]) for o in observers if isinstance(o, dict) and "id" in o)  # type: ignore[union-attr]
+    if "LeaderId" in status:
+        try:
+            health.leader = int(str(status["LeaderId"]))
+        except ValueError:
+            health.leader = -1
+        voters = status.get("CurrentVoters") or []
+        observers = status.get("CurrentObservers") or []
+        health.voters = sorted(int(v["id"]) for v in voters if isinstance(v, dict) and "id" in v)  # type: ignore[union-attr]
+        health.observers = sorted(int(o["id"]) for o in observers if isinstance(o, dict) and "id" in o)  # type: ignore[union-attr]
+    else:
+        # `--replication` alone (one tool run, one JVM, instead of two): both outputs answer the
+        # same DescribeQuorum request; its Leader and Follower rows are the voters.
+        health.leader = next((r.node_id for r in replicas if r.status == "Leader"), -1)
+        health.voters = sorted(r.node_id for r in replicas if r.status in ("Leader", "Follower"))
+        health.observers = sorted(r.node_id for r in replicas if r.status == "Observer")
     if health.leader < 0:
         health.problems.append("no quorum leader")
     missing = sorted(set(expected_voters) - set(health.voters))

@@ -66,6 +66,20 @@ def test_no_leader_and_a_missing_voter_are_reported() -> None:
     assert any("[104] are not voters" in p for p in health.problems)
 
 
+def test_the_replication_rows_alone_give_the_same_answers_as_both_outputs() -> None:
+    # The roles run `describe --replication` only (one JVM per check instead of two).
+    for lag, expected in ((0, []), (500, [103])):
+        both = quorum_health(STATUS, replication(lag=lag), [101, 102, 103], max_lag=20)
+        alone = quorum_health("", replication(lag=lag), [101, 102, 103], max_lag=20)
+        assert alone.as_dict() == both.as_dict() and alone.lagging == expected
+    assert alone.leader == 102 and alone.voters == [101, 102, 103] and alone.observers == [1]
+    # A voter the leader does not list and a quorum without a leader are reported from it too.
+    no_leader = replication().replace("Leader\n", "Follower\n", 1)
+    health = quorum_health("", no_leader, [101, 102, 103, 104], max_lag=20)
+    assert "no quorum leader" in health.problems
+    assert any("[104] are not voters" in p for p in health.problems)
+
+
 def test_no_output_is_unhealthy() -> None:
     assert quorum_health("", "", [101], 0).problems[0] == "no quorum leader"
 
