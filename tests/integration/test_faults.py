@@ -44,43 +44,45 @@ def table() -> Iterator[None]:
             print(outcome.row())
 
 
-def test_sigkill_of_the_partition_leader_then_restart(lab, client_conf, healthy_after):
-    leaders: dict[str, int] = {}
+def leaders_of(client_conf: dict[str, str], topic: str) -> dict[int, int]:
+    """Each partition's leader (-1 while it has none), from one metadata request."""
+    meta = fresh_admin(client_conf).list_topics(topic=topic, timeout=10).topics.get(topic)
+    return {} if meta is None else {p: found.leader for p, found in meta.partitions.items()}
+
+
+def test_sigkill_of_the_controller_and_leader_then_restart(lab, client_conf, healthy_after):
+    """One SIGKILL, both failovers: the dc1 broker that is the active controller also leads
+    partitions of the topic under load (each broker leads a third of them). Another broker takes
+    over as controller, each partition it led gets another leader; restarted, it catches up."""
+    seen: dict = {}
+
+    def read_controller() -> bool:
+        seen["old"] = controller_id(client_conf)
+        return seen["old"] >= 0
 
     def fault(topic: str) -> None:
-        leaders["old"] = leaders["new"] = leader_of(client_conf, topic)
-        victim = lab.broker_by_id(leaders["old"])
-        host = lab.testinfra(victim)
-        host.run_test("systemctl kill --signal=SIGKILL kafka")
-
-        def elected() -> bool:
-            leaders["new"] = leader_of(client_conf, topic)
-            return leaders["new"] not in (victim.broker_id, -1)
-
-        try:
-            wait_until("new leader", elected, 60)
-        finally:
-            host.run_test("systemctl restart kafka")
-        wait_until("broker back", broker_back(client_conf, victim.broker_id), 180)
-
-    outcome = run_scenario("leader SIGKILLed and restarted", client_conf, fault)
-    print(f"\nleader {leaders['old']} -> {leaders['new']}; longest gap without an ack {outcome.longest_gap_s:.2f}s")
-    assert leaders["new"] not in (leaders["old"], -1), f"no new leader was elected: {leaders}"
-    assert_clean(outcome)
-
-
-def test_sigkill_of_the_controller(lab, client_conf, healthy_after):
-    def fault(_topic: str) -> None:
-        old = controller_id(client_conf)
+        wait_until("an active controller", read_controller, 30)
+        old = seen["old"]
+        seen["led"] = sorted(p for p, leader in leaders_of(client_conf, topic).items() if leader == old)
         host = lab.testinfra(lab.broker_by_id(old))
         host.run_test("systemctl kill --signal=SIGKILL kafka")
+
+        def moved() -> bool:
+            seen["new"] = controller_id(client_conf)
+            seen["leaders"] = {p: leader for p, leader in leaders_of(client_conf, topic).items() if p in seen["led"]}
+            return seen["new"] not in (old, -1) and all(v not in (old, -1) for v in seen["leaders"].values())
+
         try:
-            wait_until("new controller", lambda: controller_id(client_conf) not in (old, -1))
+            wait_until("a new controller and new leaders", moved, 60)
         finally:
             host.run_test("systemctl restart kafka")
         wait_until("broker back", broker_back(client_conf, old), 180)
 
-    outcome = run_scenario("controller SIGKILLed and restarted", client_conf, fault)
+    outcome = run_scenario("controller and leader SIGKILLed, restarted", client_conf, fault)
+    print(f"\ncontroller {seen['old']} -> {seen.get('new')}; its partitions {seen['led']} -> {seen.get('leaders')}")
+    assert seen["led"], f"the controller led no partition of the topic: {seen}"
+    assert seen["new"] not in (seen["old"], -1), f"no new controller: {seen}"
+    assert all(v not in (seen["old"], -1) for v in seen["leaders"].values()), f"a partition kept no leader: {seen}"
     assert_clean(outcome)
 
 
