@@ -13,11 +13,13 @@ from tests.integration.lab import ANSIBLE_INVENTORY, ROOT
 LOGS = ROOT / "build/test-logs"
 
 
-def playbook_process(playbook: str, *extra: str) -> subprocess.CompletedProcess[str]:
+def playbook_process(playbook: str, *extra: str, strategy: str = "") -> subprocess.CompletedProcess[str]:
     """Run an ansible/ playbook against the deployment, whatever its outcome. The whole output
     also goes to build/test-logs/<playbook>.log (the last run of each), for failures whose cause
-    is far above the tail."""
+    is far above the tail. `strategy`: another default strategy for the run's plays (ANSIBLE_STRATEGY)."""
     env = {**os.environ, "ANSIBLE_CONFIG": "ansible.cfg", "ANSIBLE_NOCOLOR": "1"}
+    if strategy:
+        env["ANSIBLE_STRATEGY"] = strategy
     proc = subprocess.run(
         ["ansible-playbook", "-i", str(ANSIBLE_INVENTORY), playbook, *extra],
         cwd=ROOT / "ansible",
@@ -31,10 +33,10 @@ def playbook_process(playbook: str, *extra: str) -> subprocess.CompletedProcess[
     return proc
 
 
-def run_playbook(playbook: str, *extra: str) -> str:
-    """Run an ansible/ playbook against the deployment; its output, or a failure with the hosts
-    that failed and its tail."""
-    proc = playbook_process(playbook, *extra)
+def run_playbook(playbook: str, *extra: str, strategy: str = "") -> str:
+    """Run an ansible/ playbook against the deployment (`strategy`: as playbook_process's); its
+    output, or a failure with the hosts that failed and its tail."""
+    proc = playbook_process(playbook, *extra, strategy=strategy)
     failures = [line for line in proc.stdout.splitlines() if line.startswith(("fatal:", "failed:"))]
     assert proc.returncode == 0, (
         f"{playbook} failed (whole output: {LOGS}/{Path(playbook).stem}.log)\n"
