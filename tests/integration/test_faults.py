@@ -50,19 +50,26 @@ def leaders_of(client_conf: dict[str, str], topic: str) -> dict[int, int]:
     return {} if meta is None else {p: found.leader for p, found in meta.partitions.items()}
 
 
+def active_controller(client_conf: dict[str, str], what: str) -> int:
+    """The active controller's id, once there is one (an election may be running)."""
+    found = [-1]
+
+    def read() -> bool:
+        found[0] = controller_id(client_conf)
+        return found[0] >= 0
+
+    wait_until(what, read, 30)
+    return found[0]
+
+
 def test_sigkill_of_the_controller_and_leader_then_restart(lab, client_conf, healthy_after):
     """One SIGKILL, both failovers: the dc1 broker that is the active controller also leads
     partitions of the topic under load (each broker leads a third of them). Another broker takes
     over as controller, each partition it led gets another leader; restarted, it catches up."""
     seen: dict = {}
 
-    def read_controller() -> bool:
-        seen["old"] = controller_id(client_conf)
-        return seen["old"] >= 0
-
     def fault(topic: str) -> None:
-        wait_until("an active controller", read_controller, 30)
-        old = seen["old"]
+        seen["old"] = old = active_controller(client_conf, "an active controller")
         seen["led"] = sorted(p for p, leader in leaders_of(client_conf, topic).items() if leader == old)
         host = lab.testinfra(lab.broker_by_id(old))
         host.run_test("systemctl kill --signal=SIGKILL kafka")
@@ -181,12 +188,8 @@ def test_the_rolling_restart(lab, client_conf, healthy_after):
     (as it was before the roll) last; no failed send, nothing lost, nothing stored twice."""
     roll: dict = {}
 
-    def read_controller() -> bool:
-        roll["controller"] = controller_id(client_conf)
-        return roll["controller"] >= 0
-
     def fault(_topic: str) -> None:
-        wait_until("an active controller before the roll", read_controller, 30)
+        roll["controller"] = active_controller(client_conf, "an active controller before the roll")
         began = time.monotonic()
         roll["output"] = run_playbook("ops/rolling-restart.yml", "-e", "roll_dc=dc1")
         roll["seconds"] = time.monotonic() - began
