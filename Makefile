@@ -12,15 +12,13 @@ role_default = $(shell sed -n 's/^$(2): *//p' roles/$(1)/defaults/main.yml)
 KAFKA_VERSION     ?= $(call role_default,kafka_common,kafka_version)
 # KRaft data centres run Kafka 4.x (the lab's dc2: inventories/local/group_vars/dc2.yml).
 KAFKA_KRAFT_VERSION ?= $(call role_default,kafka_common,kafka_kraft_version)
-# The previous patch release of it: the upgrade test rolls dc2 (KRaft) from it to KAFKA_KRAFT_VERSION.
-KAFKA_PREVIOUS    ?= 4.3.0
 ZOOKEEPER_VERSION ?= $(call role_default,zookeeper,zookeeper_version)
 SPARK_VERSION     ?= $(call role_default,spark,spark_version)
 JMX_EXPORTER_VERSION ?= $(call role_default,monitoring,monitoring_jmx_exporter_version)
 # The lag exporter's client on the monitoring hosts: the same confluent-kafka as the venv's.
 CONFLUENT_KAFKA_VERSION := $(shell sed -n 's/^confluent-kafka==//p' requirements.lock)
 ARTIFACTS   := build/artifacts/kafka_2.13-$(KAFKA_VERSION).tgz build/artifacts/apache-zookeeper-$(ZOOKEEPER_VERSION)-bin.tgz \
-               build/artifacts/kafka_2.13-$(KAFKA_PREVIOUS).tgz build/artifacts/kafka_2.13-$(KAFKA_KRAFT_VERSION).tgz \
+               build/artifacts/kafka_2.13-$(KAFKA_KRAFT_VERSION).tgz \
                build/artifacts/spark-$(SPARK_VERSION)-bin-hadoop3.tgz \
                build/artifacts/jmx_prometheus_javaagent-$(JMX_EXPORTER_VERSION).jar \
                build/artifacts/confluent_kafka-$(CONFLUENT_KAFKA_VERSION)-cp311-cp311-manylinux_2_28_x86_64.whl
@@ -172,7 +170,7 @@ lab-dc3-down: setup
 	@echo "==> dc3: containers removed, the monitoring hosts forget it"
 	@$(ANSIBLE) lab/lab-up.yml -e lab_image=$$(cat ../build/lab-image.tag)
 	@$(ANSIBLE) site.yml --limit 'monitoring:localhost'
-	@rm -rf build/lab/dc3
+	@rm -rf build/lab/dc3 build/lab/pki/kraft/dc3.yml
 
 lab-down: venv
 	@echo "==> removing the lab (the base image stays)"

@@ -86,6 +86,9 @@ def scrape_configs(
     web = {"scheme": "https", "tls_config": {"ca_file": https_ca_file}, **auth} if https_ca_file else {}
     for group, port in ports.items():
         hosts = list(groups.get(group, []))
+        if group == "kafka_controller":
+            # A ZooKeeper DC's controllers run only once it migrates (then its inventory says kraft).
+            hosts = [h for h in hosts if hostvars[h].get("kafka_metadata_mode") == "kraft"]
         job(group, [(h, port, group) for h in hosts], **(web or auth))
         seen += [h for h in hosts if h not in seen]
     if node_exporter_port is not None:
@@ -268,3 +271,15 @@ def jmx_metric_patterns(doc: Mapping[str, Any]) -> list[re.Pattern[str]]:
             regex = regex.lower()
         out.append(re.compile(regex))
     return out
+
+
+def metric_value(text: str, name: str) -> int:
+    """The first sample of metric `name` in a Prometheus text exposition, as an integer; -1 when
+    it is absent (an exporter that did not answer, or a bean the process does not have)."""
+    for line in text.splitlines():
+        if line.startswith(name) and line[len(name) : len(name) + 1] in (" ", "{"):
+            try:
+                return int(float(line.rsplit(None, 1)[-1]))
+            except ValueError:
+                return -1
+    return -1

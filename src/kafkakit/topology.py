@@ -92,7 +92,9 @@ def _check_mode(c: Cluster) -> list[str]:
         if major is None:
             errors.append(f"{c.name}: kafka_version {c.kafka_version!r} is not a Kafka release like 4.3.1")
     if c.metadata_mode == "kraft":
-        if major is not None and major < 4:
+        # 3.9.x too: a DC migrated from ZooKeeper (ops/migrate-to-kraft.yml) runs KRaft on 3.9 until
+        # ops/upgrade.yml takes it to 4.x.
+        if major is not None and major < 4 and not c.kafka_version.strip().startswith("3.9."):
             errors.append(
                 f"{c.name}: KRaft mode runs Kafka 4.x, not {c.kafka_version}; set kafka_version to a 4.x release "
                 "(a ZooKeeper data centre on 3.x moves to KRaft through the migration, not by switching the mode)"
@@ -108,17 +110,13 @@ def _check_mode(c: Cluster) -> list[str]:
         if major is not None and major != 3:
             hint = " (4.x has no ZooKeeper mode: set kafka_metadata_mode: kraft)" if major > 3 else ""
             errors.append(f"{c.name}: a ZooKeeper data centre runs Kafka 3.x, not {c.kafka_version}{hint}")
-        if c.controllers:
-            errors.append(
-                f"{c.name}: kafka_controller host(s) {[n.host for n in c.controllers]} in a ZooKeeper data centre; "
-                "dedicated controllers belong to KRaft data centres (kafka_metadata_mode: kraft)"
-            )
     return errors
 
 
 def _check_controllers(c: Cluster) -> list[str]:
-    """A KRaft DC's controller quorum: odd, big enough, spread over the racks, own node ids."""
-    if c.metadata_mode != "kraft":
+    """A KRaft DC's controller quorum, or the one a ZooKeeper DC migrates to (ops/migrate-to-kraft.yml):
+    odd, big enough, spread over the racks, own node ids."""
+    if c.metadata_mode != "kraft" and not c.controllers:
         return []
     n = len(c.controllers)
     errors = []

@@ -213,3 +213,25 @@ def read_all(conf: dict[str, str], topic: str, expected: int, timeout: float = 6
 
 def assign_at(c: Consumer, topic: str, partitions: int, offset: int) -> None:
     c.assign([TopicPartition(topic, p, offset) for p in range(partitions)])
+
+
+def produce_one(conf: dict[str, str], topic: str) -> KafkaError | None:
+    """The delivery error of one acks=all message, or None when it was written. Not idempotent,
+    so a refusal is the topic's WRITE ACL and not the cluster's IDEMPOTENT_WRITE."""
+    errors: list[KafkaError | None] = []
+    p = Producer({**conf, "acks": "all", "message.timeout.ms": "10000"})
+    p.produce(topic, value=b"probe", on_delivery=lambda err, msg: errors.append(err))
+    p.flush(20)
+    return errors[0] if errors else KafkaError(KafkaError._MSG_TIMED_OUT)
+
+
+AUTHZ = {
+    KafkaError.TOPIC_AUTHORIZATION_FAILED,
+    KafkaError.GROUP_AUTHORIZATION_FAILED,
+    KafkaError.CLUSTER_AUTHORIZATION_FAILED,
+    KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+}
+
+
+def denied(err: KafkaError | None) -> bool:
+    return err is not None and err.code() in AUTHZ

@@ -8,11 +8,11 @@ import uuid
 from collections.abc import Callable
 
 import pytest
-from confluent_kafka import KafkaError, KafkaException, Producer
+from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from kafkakit.admin import read_client_conf
-from tests.integration.clients import consumer, produce_sequence
+from tests.integration.clients import consumer, denied, produce_one, produce_sequence
 from tests.integration.conftest import wait_until
 from tests.integration.lab import CLIENT_DIR, Lab
 
@@ -32,16 +32,6 @@ def user_conf(lab: Lab, dc: str) -> Callable[[str], dict[str, str]]:
         return read_client_conf(CLIENT_DIR / dc / "users" / f"{name}.conf")
 
     return conf
-
-
-def produce_one(conf: dict[str, str], topic: str) -> KafkaError | None:
-    """The delivery error of one acks=all message, or None when it was written. Not idempotent,
-    so a refusal is the topic's WRITE ACL and not the cluster's IDEMPOTENT_WRITE."""
-    errors: list[KafkaError | None] = []
-    p = Producer({**conf, "acks": "all", "message.timeout.ms": "10000"})
-    p.produce(topic, value=b"probe", on_delivery=lambda err, msg: errors.append(err))
-    p.flush(20)
-    return errors[0] if errors else KafkaError(KafkaError._MSG_TIMED_OUT)
 
 
 def read_error(conf: dict[str, str], topic: str, group: str, protocol: str = "classic") -> KafkaError | None:
@@ -67,18 +57,6 @@ def create_error(conf: dict[str, str], topic: str) -> KafkaError | None:
         return None
     except KafkaException as exc:
         return exc.args[0]
-
-
-AUTHZ = {
-    KafkaError.TOPIC_AUTHORIZATION_FAILED,
-    KafkaError.GROUP_AUTHORIZATION_FAILED,
-    KafkaError.CLUSTER_AUTHORIZATION_FAILED,
-    KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-}
-
-
-def denied(err: KafkaError | None) -> bool:
-    return err is not None and err.code() in AUTHZ
 
 
 @pytest.fixture(scope="module")

@@ -503,10 +503,10 @@ KRAFT_PREFLIGHT = {
             "node.id and must be unique in the data centre (controllers count from 101)"
         ],
     ),
-    "kraft-on-3.9": (
-        dc_vars("dc2", kafka_version="3.9.2"),
+    "kraft-on-3.8": (
+        dc_vars("dc2", kafka_version="3.8.1"),
         [
-            "dc2: KRaft mode runs Kafka 4.x, not 3.9.2; set kafka_version to a 4.x release (a ZooKeeper data "
+            "dc2: KRaft mode runs Kafka 4.x, not 3.8.1; set kafka_version to a 4.x release (a ZooKeeper data "
             "centre on 3.x moves to KRaft through the migration, not by switching the mode)"
         ],
     ),
@@ -531,12 +531,10 @@ KRAFT_PREFLIGHT = {
         dc_vars("dc2", zookeeper_min_ensemble=1),
         ["dc2: ZooKeeper setting(s) ['zookeeper_min_ensemble'] in a KRaft data centre; remove them"],
     ),
-    "controllers-in-zookeeper-dc": (
+    "zookeeper-mode-on-4x": (
         dc_vars("dc2", kafka_metadata_mode="zookeeper"),
         [
             f"dc2: {ZK_ON_4X}",
-            "dc2: kafka_controller host(s) ['dc2-controller1', 'dc2-controller2', 'dc2-controller3'] in a "
-            "ZooKeeper data centre; dedicated controllers belong to KRaft data centres (kafka_metadata_mode: kraft)",
             "dc2: the ZooKeeper ensemble has 0 server(s); at least 3 are needed",
         ],
     ),

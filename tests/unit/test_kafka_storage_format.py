@@ -60,6 +60,18 @@ def test_only_the_new_empty_disk_is_formatted_beside_formatted_ones(tmp_path: Pa
     assert plan.to_format == [str(tmp_path / "b")] and plan.formatted == [str(tmp_path / "a")]
 
 
+def test_a_zookeeper_brokers_directory_is_formatted_for_its_broker_id(tmp_path: Path) -> None:
+    # A broker migrated from ZooKeeper keeps its version 0 meta.properties: never reformatted.
+    d = write_meta(tmp_path / "data", **{"broker.id": "2", "cluster.id": CLUSTER, "version": "0"})
+    (d / "orders-0").mkdir()
+    plan = fmt.plan_format([str(d)], CLUSTER, 2)
+    assert plan.formatted == [str(d)] and plan.to_format == [] and plan.problems == []
+    other_node = fmt.plan_format([str(d)], CLUSTER, 3)
+    assert len(other_node.problems) == 1 and "belongs to another node" in other_node.problems[0]
+    other_cluster = fmt.plan_format([str(d)], OTHER, 2)
+    assert len(other_cluster.problems) == 1 and "belongs to another cluster" in other_cluster.problems[0]
+
+
 @pytest.mark.parametrize(
     ("meta", "message"),
     [

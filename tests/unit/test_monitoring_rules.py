@@ -214,6 +214,25 @@ def test_scrape_targets_follow_the_inventory():
     ]
 
 
+def test_a_zookeeper_dcs_controllers_are_scraped_only_once_it_is_kraft():
+    # The controllers a ZooKeeper DC will migrate to run nothing before the migration.
+    groups = {"kafka_controller": ["dc2-controller1", "dc3-controller1"], "kafka_broker": []}
+    hostvars = {
+        "dc2-controller1": {
+            "private_ip": "10.0.0.31",
+            "dc": "dc2",
+            "kafka_rack": "dc2-az1",
+            "kafka_metadata_mode": "kraft",
+        },
+        "dc3-controller1": {"private_ip": "10.0.0.71", "dc": "dc3", "kafka_rack": "dc3-az1"},
+    }
+    jobs = targets(monitoring.scrape_configs(groups, hostvars, {"kafka_controller": 7074}))
+    assert [t for t, _ in jobs["kafka_controller"]] == ["10.0.0.31:7074"]
+    hostvars["dc3-controller1"]["kafka_metadata_mode"] = "kraft"
+    jobs = targets(monitoring.scrape_configs(groups, hostvars, {"kafka_controller": 7074}))
+    assert [t for t, _ in jobs["kafka_controller"]] == ["10.0.0.31:7074", "10.0.0.71:7074"]
+
+
 def test_mirrormaker_target_and_optional_node_exporter():
     groups, hostvars = play_view(lab_inventory())
     jobs = targets(monitoring.scrape_configs(groups, hostvars, node_exporter_port=None))
@@ -261,3 +280,16 @@ def test_generated_config_passes_promtool(tmp_path: Path):
     }
     (tmp_path / "prometheus.yml").write_text(yaml.safe_dump(config, sort_keys=False))
     run(promtool(), "check", "config", tmp_path / "prometheus.yml")
+
+
+def test_a_metric_is_read_from_the_exporters_text():
+    text = (
+        "# HELP kafka_controller_kafkacontroller_zkmigrationstate Attribute exposed for management\n"
+        "# TYPE kafka_controller_kafkacontroller_zkmigrationstate gauge\n"
+        "kafka_controller_kafkacontroller_zkmigrationstatex 7.0\n"
+        "kafka_controller_kafkacontroller_zkmigrationstate 1.0\n"
+    )
+    assert monitoring.metric_value(text, "kafka_controller_kafkacontroller_zkmigrationstate") == 1
+    assert monitoring.metric_value('m{dc="dc3"} 2.0\n', "m") == 2
+    assert monitoring.metric_value(text, "kafka_controller_kafkacontroller_activecontrollercount") == -1
+    assert monitoring.metric_value("", "m") == -1

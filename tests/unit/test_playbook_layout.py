@@ -30,6 +30,8 @@ LAYOUT = {
         "remove-controller.yml",
         "replace-controller.yml",
         "recover-zookeeper.yml",
+        "migrate-to-kraft.yml",
+        "rollback-to-zookeeper.yml",
     },
     "lab": {"lab-up.yml", "lab-down.yml", "bench-listener.yml"},
 }

@@ -338,10 +338,10 @@ KRAFT_BROKEN = {
             "node.id and must be unique in the data centre (controllers count from 101)"
         ],
     ),
-    "kraft-on-3.9": (
-        kraft_then(lambda inv: group(inv, "dc2")["vars"].update(kafka_version="3.9.2")),
+    "kraft-on-3.8": (
+        kraft_then(lambda inv: group(inv, "dc2")["vars"].update(kafka_version="3.8.1")),
         [
-            "dc2: KRaft mode runs Kafka 4.x, not 3.9.2; set kafka_version to a 4.x release (a ZooKeeper data "
+            "dc2: KRaft mode runs Kafka 4.x, not 3.8.1; set kafka_version to a 4.x release (a ZooKeeper data "
             "centre on 3.x moves to KRaft through the migration, not by switching the mode)"
         ],
     ),

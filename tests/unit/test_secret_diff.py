@@ -81,6 +81,39 @@ def names_in_template(text: str) -> set[str]:
     return names
 
 
+def shared_template(arg: jinja2.nodes.Node) -> Path | None:
+    """kafka_common_templates ~ '/name.j2': the template the broker and controller roles share."""
+    if (
+        isinstance(arg, jinja2.nodes.Concat)
+        and len(arg.nodes) == 2
+        and isinstance(arg.nodes[0], jinja2.nodes.Name)
+        and arg.nodes[0].name == "kafka_common_templates"
+        and isinstance(arg.nodes[1], jinja2.nodes.Const)
+    ):
+        return ROOT / "roles" / "kafka_common" / "templates" / str(arg.nodes[1].value).lstrip("/")
+    return None
+
+
+def shown_in_expression(files: str, templates: Path) -> set[str]:
+    """What the `content` values of the dict literals in a files expression read (shown by --diff)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        tree = ENV.parse(files)
+    names: set[str] = set()
+    for pair in tree.find_all(jinja2.nodes.Pair):
+        if isinstance(pair.key, jinja2.nodes.Const) and pair.key.value == "content":
+            expr = jinja2.nodes.Template([jinja2.nodes.Output([pair.value])])
+            names |= {n.name for n in expr.find_all(jinja2.nodes.Name) if n.ctx == "load"}
+            for call in expr.find_all(jinja2.nodes.Call):
+                if (
+                    call.args
+                    and isinstance(call.args[-1], jinja2.nodes.Const)
+                    and str(call.args[-1].value).endswith(".j2")
+                ):
+                    names |= names_in_template((templates / str(call.args[-1].value)).read_text())
+    return names
+
+
 def lookup_templates(value: Any, templates: Path) -> set[str]:
     """The names read by the role templates a value renders with lookup('ansible.builtin.template', ...)."""
     if isinstance(value, dict):
@@ -105,6 +138,8 @@ def lookup_templates(value: Any, templates: Path) -> set[str]:
             continue
         if len(args) >= 2 and isinstance(args[1], jinja2.nodes.Const) and call.dyn_args is None:
             files = [templates / str(args[1].value)]
+        elif len(args) == 2 and call.dyn_args is None and (name := shared_template(args[1])) is not None:
+            files = [name]
         else:  # names computed at run time: any of the role's templates (over, never under)
             files = sorted(templates.glob("*.j2"))
         for path in files:
@@ -121,7 +156,7 @@ def files_module_secrets(task: Task, secrets: set[str]) -> tuple[set[str], bool]
     files = args.get("files", [])
     if isinstance(files, str):  # one expression builds the list: shown unless it has secret_content only
         held = (names_in(files) | lookup_templates(files, task.templates) | around) & secrets
-        return held, bool(held) and re.search(r"""['"]content['"]""", files) is not None
+        return held, bool(held) and bool((shown_in_expression(files, task.templates) | around) & secrets)
     held: set[str] = set()
     in_shown = False
     for item in files:

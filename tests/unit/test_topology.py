@@ -360,14 +360,16 @@ KRAFT_CASES: list[tuple[str, Cluster, list[str]]] = [
     ("the same controller ids in a second DC", kraft_dc("dc1"), []),
     # Kafka version against the mode
     (
-        "KRaft mode on Kafka 3.9",
-        kraft_dc(kafka_version="3.9.2"),
+        "KRaft mode on Kafka 3.8",
+        kraft_dc(kafka_version="3.8.1"),
         [
-            "dc2: KRaft mode runs Kafka 4.x, not 3.9.2; set kafka_version to a 4.x release (a ZooKeeper data "
+            "dc2: KRaft mode runs Kafka 4.x, not 3.8.1; set kafka_version to a 4.x release (a ZooKeeper data "
             "centre on 3.x moves to KRaft through the migration, not by switching the mode)"
         ],
     ),
     ("KRaft mode on Kafka 4.3.0", kraft_dc(kafka_version="4.3.0"), []),
+    # A DC migrated from ZooKeeper runs KRaft on 3.9 until its upgrade.
+    ("KRaft mode on Kafka 3.9 (migrated)", kraft_dc(kafka_version="3.9.2"), []),
     ("KRaft mode on a later major", kraft_dc(kafka_version="5.0.0"), []),
     (
         "ZooKeeper mode on Kafka 4",
@@ -407,12 +409,14 @@ KRAFT_CASES: list[tuple[str, Cluster, list[str]]] = [
         ],
     ),
     ("ZooKeeper settings in a ZooKeeper DC", three_rack("dc2", zookeeper_settings=["zookeeper_min_ensemble"]), []),
+    # A ZooKeeper DC's controllers are the quorum it migrates to: checked as a KRaft DC's are.
+    ("controllers in a ZooKeeper DC (its migration target)", three_rack("dc2", controllers=controllers(AZ)), []),
     (
-        "controllers in a ZooKeeper DC",
-        three_rack("dc2", controllers=controllers(AZ)),
+        "a ZooKeeper DC's migration target with two controllers",
+        three_rack("dc2", controllers=controllers(AZ[:2])),
         [
-            "dc2: kafka_controller host(s) ['dc2-controller101', 'dc2-controller102', 'dc2-controller103'] in a "
-            "ZooKeeper data centre; dedicated controllers belong to KRaft data centres (kafka_metadata_mode: kraft)"
+            f"dc2: {QUORUM} 2 controller(s); at least 3 are needed",
+            f"dc2: {QUORUM} an even number of controllers (2); {EVEN}",
         ],
     ),
     # internal topics within the broker count
@@ -475,8 +479,8 @@ def test_a_zookeeper_dc_and_a_kraft_dc_side_by_side_like_the_lab():
     dc1 = three_rack("dc1", kafka_version="3.9.2")
     dc2 = two_rack_kraft(controllers=controllers(AZ), min_controllers=3)
     assert errors_for(dc1, dc2) == []
-    assert errors_for(dc1, dataclasses.replace(dc2, kafka_version="3.9.2")) == [
-        "dc2: KRaft mode runs Kafka 4.x, not 3.9.2; set kafka_version to a 4.x release (a ZooKeeper data "
+    assert errors_for(dc1, dataclasses.replace(dc2, kafka_version="3.8.1")) == [
+        "dc2: KRaft mode runs Kafka 4.x, not 3.8.1; set kafka_version to a 4.x release (a ZooKeeper data "
         "centre on 3.x moves to KRaft through the migration, not by switching the mode)"
     ]
 

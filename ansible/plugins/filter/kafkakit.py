@@ -9,8 +9,9 @@ from kafkakit.inventory import HostRecord, build_inventory, missing_variables, p
 from kafkakit.retention_fit import retention_need
 
 
-def kafkakit_lab_inventory(lab_hosts: list[dict], all_vars: dict | None = None) -> dict:
-    """The lab inventory document for the hosts of ansible/lab/lab-config.yml."""
+def kafkakit_lab_inventory(lab_hosts: list[dict], all_vars: dict | None = None, dc_vars: dict | None = None) -> dict:
+    """The lab inventory document for the hosts of ansible/lab/lab-config.yml (`dc_vars`: variables of
+    data centre groups)."""
     records = [
         HostRecord(
             name=h["name"],
@@ -24,7 +25,14 @@ def kafkakit_lab_inventory(lab_hosts: list[dict], all_vars: dict | None = None) 
         )
         for h in lab_hosts
     ]
-    return build_inventory(records, all_vars)
+    return build_inventory(records, all_vars, dc_vars)
+
+
+def kafkakit_without_role(lab_host: dict, role: str) -> dict:
+    """A lab host of ansible/lab/lab-config.yml without one of its roles and that role's id (a
+    migrated DC's ZooKeeper: zookeeper and zookeeper_id)."""
+    kept = {k: v for k, v in lab_host.items() if k != f"{role}_id"}
+    return {**kept, "roles": [r for r in lab_host.get("roles", []) if r != role]}
 
 
 def kafkakit_preflight_errors(groups: Any, hostvars: Any, defaults: dict) -> list[str]:
@@ -85,6 +93,7 @@ class FilterModule:
     def filters(self) -> dict[str, Any]:
         return {
             "kafkakit_lab_inventory": kafkakit_lab_inventory,
+            "kafkakit_without_role": kafkakit_without_role,
             "kafkakit_preflight_errors": kafkakit_preflight_errors,
             "kafkakit_missing_variables": kafkakit_missing_variables,
             "kafkakit_controller_hosts": kafkakit_controller_hosts,

@@ -12,6 +12,7 @@ from kafkakit.kraft import (
     quorum_health,
     voter_directory,
 )
+from kafkakit.migration import phase as migration_phase
 
 
 def kafkakit_quorum_health(
@@ -74,6 +75,11 @@ def kafkakit_voter_directory(status: str, node_id: Any) -> str:
     return voter_directory(str(status), int(node_id))
 
 
+def kafkakit_migration_phase(kraft_brokers: int, brokers: int, controller_states: Any) -> str:
+    """Where a ZooKeeper DC's migration to KRaft is (kafkakit.migration.phase)."""
+    return migration_phase(int(kraft_brokers), int(brokers), [int(s) for s in controller_states])
+
+
 class FilterModule:
     def filters(self) -> dict:
         return {
@@ -85,4 +91,5 @@ class FilterModule:
             "kafkakit_controller_directories": kafkakit_controller_directories,
             "kafkakit_controllers_with_ids": kafkakit_controllers_with_ids,
             "kafkakit_voter_directory": kafkakit_voter_directory,
+            "kafkakit_migration_phase": kafkakit_migration_phase,
         }

@@ -48,6 +48,11 @@ def kafkakit_lag_exporter_clusters(
     return monitoring.lag_exporter_clusters(bootstrap_by_dc, username, password, ca_file)
 
 
+def kafkakit_metric(text: str, name: str) -> int:
+    """A metric's first sample in an exporter's /metrics text, -1 when absent."""
+    return monitoring.metric_value(text or "", name)
+
+
 class FilterModule:
     def filters(self) -> dict[str, Any]:
         return {
@@ -55,4 +60,5 @@ class FilterModule:
             "kafkakit_alert_rules": kafkakit_alert_rules,
             "kafkakit_lag_exporter_clusters": kafkakit_lag_exporter_clusters,
             "kafkakit_web_login_hash": kafkakit_web_login_hash,
+            "kafkakit_metric": kafkakit_metric,
         }

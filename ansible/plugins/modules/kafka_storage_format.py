@@ -13,6 +13,8 @@ description:
   - Idempotent. A directory whose C(meta.properties) already holds I(cluster_id) and the node's id is
     left alone (ok, unchanged). Only a missing or empty directory is formatted. When some directories
     are formatted and others are empty (a disk added), only the empty ones are, with C(--ignore-formatted).
+  - A ZooKeeper-mode broker's directory (C(meta.properties) version 0 with C(broker.id)) counts as formatted
+    for the node whose id is that C(broker.id), so a broker migrated to KRaft keeps its data.
   - Never reformats. A directory holding another cluster's id or another node id, a C(meta.properties)
     that is unreadable, incomplete or of an unknown version, or files without a C(meta.properties), is
     refused with one message per directory and nothing is changed.
@@ -184,6 +186,10 @@ def inspect_dir(path: str, cluster_id: str, node_id: int) -> str | None:
             meta = read_properties(f.read())
     except (OSError, UnicodeDecodeError) as exc:
         raise FormatError(f"{meta_path} cannot be read ({exc}); refusing to touch {path}") from exc
+    if meta.get("version") == "0" and "broker.id" in meta and "node.id" not in meta:
+        # A ZooKeeper-mode broker's directory carried into KRaft (ops/migrate-to-kraft.yml): Kafka reads it
+        # as it is, its broker.id being the node id; it is formatted, never to be formatted again.
+        meta = {**{k: v for k, v in meta.items() if k != "broker.id"}, "version": "1", "node.id": meta["broker.id"]}
     missing = [k for k in META_V1_REQUIRED if not meta.get(k)]
     if missing:
         raise FormatError(

@@ -215,11 +215,12 @@ BAD_KRAFT: list[tuple[str, dict[str, Any], list[str]]] = [
         ],
     ),
     (
-        "controllers in a ZooKeeper DC",
-        {"metadataMode": "zookeeper", "zookeepers": 3},
+        "two controllers for a ZooKeeper DC to migrate to",
+        {"metadataMode": "zookeeper", "zookeepers": 3, "controllers": 2},
         [
-            "dc2: kafka_controller host(s) ['dc2-controller-1', 'dc2-controller-2', 'dc2-controller-3'] in a "
-            "ZooKeeper data centre; dedicated controllers belong to KRaft data centres (kafka_metadata_mode: kraft)"
+            "dc2: the KRaft controller quorum has 2 controller(s); at least 3 are needed",
+            "dc2: the KRaft controller quorum has an even number of controllers (2); use an odd number so a "
+            "majority survives a split",
         ],
     ),
     (

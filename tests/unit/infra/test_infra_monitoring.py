@@ -167,7 +167,12 @@ def test_the_monitoring_hosts_reach_exactly_the_scrape_ports(admin_run: StackRun
 def test_every_target_prometheus_is_given_is_open_to_every_monitoring_host(example: StackRun) -> None:
     """Scrape targets as the role renders them from this inventory, checked against the rules."""
     inv = example.outputs["inventory"]["all"]["children"]
-    hostvars = {h: hv for dc in example.outputs["dataCentres"] for h, hv in inv[dc]["hosts"].items()}
+    # As Ansible sees them: each host's variables over its DC group's (kafka_metadata_mode).
+    hostvars = {
+        h: {**inv[dc].get("vars", {}), **hv}
+        for dc in example.outputs["dataCentres"]
+        for h, hv in inv[dc]["hosts"].items()
+    }
     groups = {g: list(body["hosts"]) for g, body in inv.items()}
     # The controllers' JMX agent port, as the monitoring role will scrape it once it names one.
     jmx_ports = {"kafka_controller": ports.JMX_KAFKA_CONTROLLER, **monitoring.JMX_PORTS}

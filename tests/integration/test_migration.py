@@ -1,0 +1,341 @@
+"""ZooKeeper -> KRaft on a live cluster, with every message accounted for. dc3, a third data centre
+in ZooKeeper mode (Kafka 3.9, three brokers over three racks, its own ensemble, the lab's users,
+ACLs and topics, and the three controllers it migrates to), is started for this test and removed
+after it, even when it fails; dc1 and dc2 are not touched.
+
+Under an idempotent acks=all producer and a consumer group that commits every message, dc3 goes
+through ops/migrate-to-kraft.yml phase by phase, back to ZooKeeper from dual-write with
+ops/rollback-to-zookeeper.yml, across again and finalized; then its inventory says kraft and
+site.yml changes nothing; then ops/upgrade.yml takes it to the kit's Kafka 4.x, under load too.
+After every step: an existing SCRAM user logs in, a granted write works and a denied one is refused,
+a password changed before the migration is the one that works; topic configs and a group's
+committed offsets are the ones from before."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import pytest
+from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, TopicPartition
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+
+from kafkakit.admin import create_topics_retrying, read_client_conf
+from kafkakit.scram_users import AdminScramStore, apply_users, login_checker, parse_users
+from tests.integration.clients import ProduceReport, consumer, denied, produce_one, produce_sequence, read_all
+from tests.integration.conftest import wait_until
+from tests.integration.lab import CLIENT_DIR, ROOT, Lab
+from tests.integration.playbooks import playbook_process, recap, restart_order, run_playbook
+
+pytestmark = pytest.mark.faults
+
+DC = "dc3"
+KRAFT_STATE = ROOT / "build/lab/pki/kraft/dc3.yml"
+UPGRADE_TO = "4.3.1"  # Makefile: KAFKA_KRAFT_VERSION
+MIGRATE = "ops/migrate-to-kraft.yml"
+ROLLBACK = "ops/rollback-to-zookeeper.yml"
+
+
+def lab_up(dc3: str) -> None:
+    tag = (ROOT / "build/lab-image.tag").read_text().strip()
+    run_playbook("lab/lab-up.yml", "-e", f"lab_image={tag}", "-e", f"lab_dc3={dc3}")
+
+
+@pytest.fixture(scope="module")
+def dc3() -> Iterator[Lab]:
+    """dc3 deployed by site.yml on its own hosts; its containers, client files and KRaft state gone
+    afterwards, whatever happened."""
+    try:
+        lab_up("true")
+        # Over Mitogen: a third less time in the module runs of a first deploy.
+        run_playbook("site.yml", "--limit", f"{DC}:localhost", strategy="mitogen_linear")
+        yield Lab()
+    finally:
+        lab_up("false")
+        shutil.rmtree(CLIENT_DIR / DC, ignore_errors=True)
+        KRAFT_STATE.unlink(missing_ok=True)
+
+
+def user(name: str) -> dict[str, str]:
+    return read_client_conf(CLIENT_DIR / DC / "users" / f"{name}.conf")
+
+
+@dataclass
+class GroupReader:
+    """A consumer group member reading the load, committing each message once processed: after a
+    roll it resumes from what it committed, so every redelivery is one whose commit failed."""
+
+    conf: dict[str, str]
+    topic: str
+    group: str = field(default_factory=lambda: f"orders-migration-{uuid.uuid4().hex[:6]}")
+    seen: set[str] = field(default_factory=set)
+    redelivered: int = 0
+    failed_commits: int = 0
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def run(self) -> None:
+        c = consumer(self.conf, self.group)
+        c.subscribe([self.topic])
+        try:
+            while not self.stop.is_set():
+                msg = c.poll(0.5)
+                if msg is None or msg.error():
+                    continue
+                value = msg.value().decode()
+                if value in self.seen:
+                    self.redelivered += 1
+                self.seen.add(value)
+                try:
+                    c.commit(message=msg, asynchronous=False)
+                except KafkaException:
+                    self.failed_commits += 1
+        finally:
+            c.close()
+
+
+@dataclass
+class Checks:
+    """What must hold after every step, and what a step's playbook took."""
+
+    lab: Lab
+    temp_user: str
+    temp_password: str
+    old_password: str
+    offsets_before: dict[int, int]
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def step(self, name: str, playbook: str, *extra: str) -> str:
+        start = time.monotonic()
+        out = run_playbook(playbook, "-e", f"kraft_migrate_dc={DC}", "-e", f"kraft_rollback_dc={DC}", *extra)
+        self.timings[name] = time.monotonic() - start
+        self.hold(name)
+        return out
+
+    def hold(self, after: str) -> None:
+        admin_conf = self.lab.client_conf(DC)
+        # A granted write goes through and a denied one is refused, by SCRAM logins made now.
+        assert produce_one(user("orders-writer"), "orders") is None, f"after {after}: the writer cannot write"
+        assert denied(produce_one(user("no-acl"), "orders")), f"after {after}: a user without ACLs wrote"
+        # The password set before the migration works, the one before it does not.
+        settings = {k: v for k, v in admin_conf.items() if k != "bootstrap.servers"}
+        can_login = login_checker(admin_conf["bootstrap.servers"], settings)
+        assert can_login(self.temp_user, self.temp_password, "SCRAM-SHA-512"), f"after {after}: changed password"
+        assert not can_login(self.temp_user, self.old_password, "SCRAM-SHA-512"), f"after {after}: old password"
+        # Topic configs and a group's committed offsets are the ones from before.
+        admin = AdminClient(admin_conf)
+        res = ConfigResource(ConfigResource.Type.TOPIC, "orders")
+        configs = admin.describe_configs([res])[res].result(30)
+        assert configs["retention.ms"].value == "604800000", f"after {after}: orders' retention.ms"
+        assert committed(admin, "orders-before") == self.offsets_before, f"after {after}: committed offsets"
+
+
+def committed(admin: AdminClient, group: str) -> dict[int, int]:
+    request = ConsumerGroupTopicPartitions(group, [TopicPartition("orders", p) for p in range(6)])
+    result = admin.list_consumer_group_offsets([request])[group].result(30)
+    return {tp.partition: tp.offset for tp in result.topic_partitions if tp.offset >= 0}
+
+
+def prepare(lab: Lab) -> Checks:
+    """Before the migration: a user whose password then changes, and a group with committed offsets."""
+    conf = lab.client_conf(DC)
+    admin = AdminClient(conf)
+    name, old, new = f"migration-{uuid.uuid4().hex[:6]}", f"old-{uuid.uuid4().hex}", f"new-{uuid.uuid4().hex}"
+    settings = {k: v for k, v in conf.items() if k != "bootstrap.servers"}
+    can_login = login_checker(conf["bootstrap.servers"], settings)
+    store = AdminScramStore(admin)
+    for password in (old, new):
+        users = parse_users([{"name": name, "password": password}], ["admin"])
+        apply_users(store, users, can_login, protected=["admin"])
+    wait_until("the changed password works", lambda: can_login(name, new, "SCRAM-SHA-512"), 60)
+
+    produce_sequence(conf, "orders", 60, keys=["before"])
+    c = consumer(conf, "orders-before")
+    c.subscribe(["orders"])
+    try:
+        got = 0
+        deadline = time.monotonic() + 60
+        while got < 30 and time.monotonic() < deadline:
+            msg = c.poll(0.5)
+            if msg is not None and not msg.error():
+                got += 1
+                c.commit(message=msg, asynchronous=False)
+    finally:
+        c.close()
+    offsets = committed(admin, "orders-before")
+    assert sum(offsets.values()) > 0
+    return Checks(lab, name, new, old, offsets)
+
+
+def broker_settings(lab: Lab) -> list[str]:
+    """Each dc3 broker's metadata settings as it runs them: KRaft broker, migrating or plain ZooKeeper."""
+    found = []
+    for b in lab.brokers(DC):
+        text = lab.testinfra(b).file("/etc/kafka/server.properties").content_string
+        mode = "kraft" if re.search(r"^process\.roles=broker$", text, re.M) else "zookeeper"
+        if re.search(r"^zookeeper\.metadata\.migration\.enable=true$", text, re.M):
+            mode += "+migration"
+        found.append(mode)
+    return found
+
+
+def controllers_running(lab: Lab) -> list[bool]:
+    return [lab.testinfra(c).service("kafka-controller").is_running for c in lab.controllers(DC)]
+
+
+def kafka_versions(lab: Lab) -> set[str]:
+    versions = set()
+    nodes = [(b, "kafka") for b in lab.brokers(DC)] + [(c, "kafka-controller") for c in lab.controllers(DC)]
+    for node, unit in nodes:
+        host = lab.testinfra(node)
+        since = host.check_output(f"systemctl show -p ActiveEnterTimestamp --value {unit}")
+        log = host.check_output(f"journalctl -u {unit} --since '{since}' --no-pager -o cat")
+        found = re.findall(r"Kafka version: (\S+)", log)
+        versions.add(found[-1] if found else "?")
+    return versions
+
+
+@dataclass
+class Load:
+    """The idempotent acks=all producer and the group reader, both running through the steps."""
+
+    conf: dict[str, str]
+    topic: str
+    report: ProduceReport = field(default_factory=ProduceReport)
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def __post_init__(self) -> None:
+        create_topics_retrying(self.conf, [NewTopic(self.topic, 6, 3)])
+        self.reader = GroupReader(self.conf, self.topic)
+        self.threads = [
+            threading.Thread(
+                target=produce_sequence,
+                args=(self.conf, self.topic, 10_000_000),
+                kwargs={"keys": ["a", "b", "c"], "rate_per_s": 50, "report": self.report, "stop": self.stop},
+            ),
+            threading.Thread(target=self.reader.run),
+        ]
+        for t in self.threads:
+            t.start()
+
+    def finish(self, what: str) -> str:
+        """Stop the load; every acknowledged message is in the topic once and was read by the group."""
+        self.stop.set()
+        self.threads[0].join(300)
+        wait_until(
+            "the group read every acknowledged message",
+            lambda: {f"{d.key}:{d.seq}" for d in self.report.acked} <= self.reader.seen,
+            120,
+        )
+        self.reader.stop.set()
+        self.threads[1].join(60)
+        r = self.report
+        assert r.failed == [], f"{what}: sends failed: {r.failed[:5]}"
+        assert len(r.acked) == r.sent > 0
+        acked = {f"{d.key}:{d.seq}" for d in r.acked}
+        values = [m.value().decode() for m in read_all(self.conf, self.topic, len(acked), timeout=180)]
+        assert not acked - set(values), f"{what}: {len(acked - set(values))} acknowledged messages lost"
+        assert len(values) == len(set(values)), f"{what}: duplicates in the log"
+        # Resumed from committed offsets: a message came twice only when its commit had failed.
+        assert self.reader.redelivered <= self.reader.failed_commits, (
+            f"{what}: {self.reader.redelivered} redelivered, {self.reader.failed_commits} commits failed"
+        )
+        return (
+            f"{what}: {r.sent} sent, {len(acked)} acked, 0 lost, 0 duplicated, longest ack gap "
+            f"{r.longest_gap_s:.2f} s; group: {len(self.reader.seen)} read, {self.reader.redelivered} redelivered "
+            f"after {self.reader.failed_commits} failed commits"
+        )
+
+
+def test_dc3_migrates_to_kraft_rolls_back_migrates_again_and_upgrades_under_load(dc3: Lab) -> None:
+    lab = dc3
+    assert broker_settings(lab) == ["zookeeper"] * 3 and not any(controllers_running(lab))
+    checks = prepare(lab)
+    checks.hold("deploying dc3")
+    conf = lab.client_conf(DC)
+    load = Load(conf, f"migration-{uuid.uuid4().hex[:8]}")
+    try:
+        # Phase by phase, each checked where it stops.
+        checks.step("controllers (phase 1-2)", MIGRATE, "-e", "kraft_migrate_to=controllers")
+        assert all(controllers_running(lab)) and broker_settings(lab) == ["zookeeper"] * 3
+        checks.step("brokers to migration mode (phase 3)", MIGRATE, "-e", "kraft_migrate_to=migrated")
+        assert broker_settings(lab) == ["zookeeper+migration"] * 3
+        checks.step("brokers to KRaft (phase 4)", MIGRATE)
+        assert broker_settings(lab) == ["kraft"] * 3
+        # Finalizing waits for the soak (24 h unless set): refused, nothing changed.
+        early = run_finalize_refused()
+        assert "of the 24 h soak" in early and broker_settings(lab) == ["kraft"] * 3
+
+        # Back to ZooKeeper from dual-write: a healthy ZooKeeper cluster, the controllers gone.
+        checks.step("rollback from dual-write", ROLLBACK, "-e", f"kraft_rollback_confirm={DC}")
+        assert broker_settings(lab) == ["zookeeper"] * 3 and not any(controllers_running(lab))
+        assert not KRAFT_STATE.exists()
+        # Across again, straight on to finalized in the same run (a soak of 0 h).
+        checks.step("migration and finalize, one run", MIGRATE, "-e", "kraft_finalize=true", "-e", "kraft_soak_hours=0")
+        assert broker_settings(lab) == ["kraft"] * 3
+        for c in lab.controllers(DC):
+            text = lab.testinfra(c).file("/etc/kafka/controller.properties").content_string
+            assert "zookeeper" not in text, f"{c.name} still migrating"
+        migration = load.finish("migration and rollback")
+    finally:
+        load.stop.set()
+        load.reader.stop.set()
+
+    # The inventory an operator writes afterwards: dc3 is KRaft, its ZooKeeper out; site.yml
+    # changes nothing.
+    lab_up("migrated")
+    lab = Lab()
+    assert lab.kraft(DC)
+    # Over Mitogen, as test_idempotence's no-op run.
+    out = run_playbook("site.yml", "--limit", f"{DC}:localhost", strategy="mitogen_linear")
+    # The one change is the inventory's own: ZooKeeper left the brokers' groups, so their volume's
+    # helper no longer bind-mounts its directory. Nothing of Kafka changes.
+    assert changed_tasks(out) == {STORAGE_HELPER: {b.name for b in lab.brokers(DC)}}, changed_tasks(out)
+    assert {h for h, s in recap(out).items() if s["changed"]} == {b.name for b in lab.brokers(DC)}
+
+    # On to the kit's Kafka 4.x, under load: controllers first, then brokers, then the features.
+    upgrade = Load(conf, f"upgrade-{uuid.uuid4().hex[:8]}")
+    start = time.monotonic()
+    try:
+        out = run_playbook("ops/upgrade.yml", "-e", f"roll_dc={DC}", "-e", f"kafka_version={UPGRADE_TO}")
+    finally:
+        upgrade.stop.set()
+    checks.timings["upgrade to " + UPGRADE_TO] = time.monotonic() - start
+    upgraded = upgrade.finish(f"upgrade 3.9 -> {UPGRADE_TO}")
+    assert kafka_versions(lab) == {UPGRADE_TO}
+    assert sorted(restart_order(out)) == sorted(b.name for b in lab.brokers(DC))
+    assert sorted(restart_order(out, "kafka-controller")) == sorted(c.name for c in lab.controllers(DC))
+    banners = re.findall(r"^TASK \[roll : Restart (\S+) on \S+\]", out, re.M)
+    assert banners.index("kafka") > len(banners) - 1 - banners[::-1].index("kafka-controller")
+    assert re.search(r"TASK \[Upgrade the features to the new release line, dc3\]", out), "no features step"
+    checks.hold(f"the upgrade to {UPGRADE_TO}")
+
+    print(f"\n{migration}\n{upgraded}")
+    for step, seconds in checks.timings.items():
+        print(f"  {step}: {seconds:.0f} s")
+
+
+STORAGE_HELPER = "storage : Write the storage helper, its unit and the services' drop-ins"
+
+
+def changed_tasks(output: str) -> dict[str, set[str]]:
+    """Task name -> the hosts on which it reported changed, from a playbook's output."""
+    found: dict[str, set[str]] = {}
+    task = ""
+    for line in output.splitlines():
+        if m := re.match(r"^TASK \[(.+)\] \*+$", line):
+            task = m.group(1)
+        elif m := re.match(r"^changed: \[([^\]]+)\]", line):
+            found.setdefault(task, set()).add(m.group(1).split(" ")[0])
+    return found
+
+
+def run_finalize_refused() -> str:
+    """A finalize before the soak: refused with its message (the output)."""
+    proc = playbook_process(MIGRATE, "-e", f"kraft_migrate_dc={DC}", "-e", "kraft_finalize=true")
+    assert proc.returncode != 0, "finalized before the soak"
+    return proc.stdout
