@@ -12,13 +12,15 @@ role_default = $(shell sed -n 's/^$(2): *//p' roles/$(1)/defaults/main.yml)
 KAFKA_VERSION     ?= $(call role_default,kafka_common,kafka_version)
 # KRaft data centres run Kafka 4.x (the lab's dc2: inventories/local/group_vars/dc2.yml).
 KAFKA_KRAFT_VERSION ?= $(call role_default,kafka_common,kafka_kraft_version)
+# The previous patch release of it: the upgrade test rolls dc2 (KRaft) from it to KAFKA_KRAFT_VERSION.
+KAFKA_PREVIOUS    ?= 4.3.0
 ZOOKEEPER_VERSION ?= $(call role_default,zookeeper,zookeeper_version)
 SPARK_VERSION     ?= $(call role_default,spark,spark_version)
 JMX_EXPORTER_VERSION ?= $(call role_default,monitoring,monitoring_jmx_exporter_version)
 # The lag exporter's client on the monitoring hosts: the same confluent-kafka as the venv's.
 CONFLUENT_KAFKA_VERSION := $(shell sed -n 's/^confluent-kafka==//p' requirements.lock)
 ARTIFACTS   := build/artifacts/kafka_2.13-$(KAFKA_VERSION).tgz build/artifacts/apache-zookeeper-$(ZOOKEEPER_VERSION)-bin.tgz \
-               build/artifacts/kafka_2.13-$(KAFKA_KRAFT_VERSION).tgz \
+               build/artifacts/kafka_2.13-$(KAFKA_PREVIOUS).tgz build/artifacts/kafka_2.13-$(KAFKA_KRAFT_VERSION).tgz \
                build/artifacts/spark-$(SPARK_VERSION)-bin-hadoop3.tgz \
                build/artifacts/jmx_prometheus_javaagent-$(JMX_EXPORTER_VERSION).jar \
                build/artifacts/confluent_kafka-$(CONFLUENT_KAFKA_VERSION)-cp311-cp311-manylinux_2_28_x86_64.whl
@@ -62,11 +64,12 @@ BENCH_KAFKA := build/bench/kafka_2.13-$(KAFKA_VERSION)
 BENCH_LISTENER = (cd ansible && ANSIBLE_CONFIG=ansible.cfg ../$(VENV)/bin/ansible-playbook lab/bench-listener.yml \
                   -e bench_dc=$(BENCH_DC) -e bench_port=$(BENCH_PLAINTEXT_PORT) -e bench_listener=$(1))
 
-.PHONY: help setup apt venv artifacts image lab lab-up lab-down lab-clean lab-dc3 lab-dc3-down site verify test unit integration lint actionlint bench versions
+.PHONY: help setup apt venv artifacts image lab lab-up lab-down lab-clean lab-dc3 lab-dc3-down site verify test test-migration unit integration lint actionlint bench versions
 
 help:
 	@echo "make lab       deploy the local two-DC lab (podman) with site.yml and verify it"
 	@echo "make test      the whole test suite: lint and unit tests beside the set-up, then the lab-backed integration tests"
+	@echo "make test-migration  the ZooKeeper -> KRaft migration test on dc3 (about 30 min; not in make test yet)"
 	@echo "make lab-down  remove the lab's containers, network and files (the base image stays for the next lab)"
 	@echo "make lab-clean lab-down, and the lab's base images too"
 	@echo "make lab-dc3   add a third, ZooKeeper-mode data centre to the running lab (migration rehearsals)"
@@ -221,9 +224,15 @@ test: apt venv
 	@$(call BESIDE,artifacts unit,image lint,build/test-logs/unit.log)
 	@$(MAKE) --no-print-directory integration VERIFY_ARGS="-e verify_spark_smoke=false"
 
+# The migration test (28 min on the lab) is not in `make test` yet: with it the suite ran past CI's
+# 90-min limit. It runs on its own until the suite has made room (README, "Migrating ...").
 integration: lab
 	@echo "==> integration tests against the lab"
-	@$(PY) -m pytest tests/integration $(PYTEST_ARGS)
+	@$(PY) -m pytest tests/integration --ignore=tests/integration/test_migration.py $(PYTEST_ARGS)
+
+test-migration: lab
+	@echo "==> the ZooKeeper -> KRaft migration test (dc3, about 30 min)"
+	@$(PY) -m pytest tests/integration/test_migration.py $(PYTEST_ARGS)
 
 versions: venv
 	@$(PY) -m kafkakit.versions

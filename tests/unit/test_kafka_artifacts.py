@@ -13,7 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "ansible" / "artifacts"
-KAFKA4 = ["4.3.1"]  # the KRaft release (the migration test upgrades dc3 from 3.9.2 to it)
+KAFKA4 = ["4.3.0", "4.3.1"]  # the KRaft upgrade test goes 4.3.0 -> 4.3.1
 
 
 def jars(version: str) -> list[str]:
