@@ -5,11 +5,12 @@ after it, even when it fails; dc1 and dc2 are not touched.
 
 Under an idempotent acks=all producer and a consumer group that commits every message, dc3 goes
 through ops/migrate-to-kraft.yml phase by phase, back to ZooKeeper from dual-write with
-ops/rollback-to-zookeeper.yml, across again and finalized; then its inventory says kraft and
-site.yml changes nothing; then ops/upgrade.yml takes it to the kit's Kafka 4.x, under load too.
-After every step: an existing SCRAM user logs in, a granted write works and a denied one is refused,
-a password changed before the migration is the one that works; topic configs and a group's
-committed offsets are the ones from before."""
+ops/rollback-to-zookeeper.yml, across again and finalized; then its inventory says kraft, a first
+site.yml rewrites only the brokers' storage helper and a second changes nothing; then ops/upgrade.yml
+takes it to the kit's Kafka 4.x, under load too. After every step: an existing SCRAM user logs in, a
+granted write works and a denied one is refused, a password changed before the migration is the one
+that works; topic configs and a group's committed offsets are the ones from before; and a user's
+client quotas, after each step that moves where the metadata is read from."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from kafkakit.scram_users import AdminScramStore, apply_users, login_checker, pa
 from tests.integration.clients import ProduceReport, consumer, denied, produce_one, produce_sequence, read_all
 from tests.integration.conftest import wait_until
 from tests.integration.lab import CLIENT_DIR, ROOT, Lab
-from tests.integration.playbooks import playbook_process, recap, restart_order, run_playbook
+from tests.integration.playbooks import module_process, playbook_process, recap, restart_order, run_playbook
 
 pytestmark = pytest.mark.faults
 
@@ -109,14 +110,14 @@ class Checks:
     offsets_before: dict[int, int]
     timings: dict[str, float] = field(default_factory=dict)
 
-    def step(self, name: str, playbook: str, *extra: str) -> str:
+    def step(self, name: str, playbook: str, *extra: str, quotas: bool = True) -> str:
         start = time.monotonic()
         out = run_playbook(playbook, "-e", f"kraft_migrate_dc={DC}", "-e", f"kraft_rollback_dc={DC}", *extra)
         self.timings[name] = time.monotonic() - start
-        self.hold(name)
+        self.hold(name, quotas)
         return out
 
-    def hold(self, after: str) -> None:
+    def hold(self, after: str, quotas: bool = True) -> None:
         admin_conf = self.lab.client_conf(DC)
         # A granted write goes through and a denied one is refused, by SCRAM logins made now.
         assert produce_one(user("orders-writer"), "orders") is None, f"after {after}: the writer cannot write"
@@ -132,6 +133,10 @@ class Checks:
         configs = admin.describe_configs([res])[res].result(30)
         assert configs["retention.ms"].value == "604800000", f"after {after}: orders' retention.ms"
         assert committed(admin, "orders-before") == self.offsets_before, f"after {after}: committed offsets"
+        # Kafka's tool (a JVM, 10-20 s on the lab) after each step that moves where the metadata
+        # is read from: KRaft brokers, back to ZooKeeper, finalized, upgraded.
+        if quotas:
+            assert user_quotas(self.lab) == QUOTAS, f"after {after}: {QUOTA_USER}'s quotas"
 
 
 def committed(admin: AdminClient, group: str) -> dict[int, int]:
@@ -140,9 +145,53 @@ def committed(admin: AdminClient, group: str) -> dict[int, int]:
     return {tp.partition: tp.offset for tp in result.topic_partitions if tp.offset >= 0}
 
 
-def prepare(lab: Lab) -> Checks:
-    """Before the migration: a user whose password then changes, and a group with committed offsets."""
+# Client quotas: confluent-kafka has no client-quota API, so Kafka's own tool on a dc3 broker asks,
+# with the admin login in a root-only file there (copy's content is no_log: never printed).
+QUOTA_HOST = "dc3-kafka1"
+QUOTA_USER = "orders-writer"
+QUOTAS = {"consumer_byte_rate": 2097152.0, "producer_byte_rate": 1048576.0}
+QUOTA_ADMIN = "/root/migration-test-admin.properties"
+
+
+def config_command(lab: Lab, *args: str) -> str:
+    bootstrap = lab.client_conf(DC)["bootstrap.servers"]
+    return lab.testinfra(QUOTA_HOST).check_output(
+        "/usr/local/bin/kafkakit-run kafka.admin.ConfigCommand --bootstrap-server %s --command-config %s "
+        + " ".join(args),
+        bootstrap,
+        QUOTA_ADMIN,
+    )
+
+
+def user_quotas(lab: Lab) -> dict[str, float]:
+    out = config_command(lab, "--describe", "--entity-type", "users", "--entity-name", QUOTA_USER)
+    return {k: float(v) for k, v in re.findall(r"(\w+_rate)=([0-9.]+)", out)}
+
+
+def set_quotas(lab: Lab) -> None:
     conf = lab.client_conf(DC)
+    jaas = (
+        "org.apache.kafka.common.security.scram.ScramLoginModule required "
+        f'username="{conf["sasl.username"]}" password="{conf["sasl.password"]}";'
+    )
+    content = (
+        f"security.protocol=SASL_SSL\nsasl.mechanism={conf['sasl.mechanisms']}\nsasl.jaas.config={jaas}\n"
+        "ssl.truststore.type=PEM\nssl.truststore.location=/etc/kafka/tls/truststore.pem\n"
+    )
+    proc = module_process(QUOTA_HOST, "ansible.builtin.copy", {"dest": QUOTA_ADMIN, "content": content, "mode": "0600"})
+    assert proc.returncode == 0, "could not write the tool's admin login on " + QUOTA_HOST
+    assert user_quotas(lab) == {}, "the user has quotas before the test set them"
+    rates = ",".join(f"{k}={int(v)}" for k, v in QUOTAS.items())
+    config_command(lab, "--alter", "--entity-type", "users", "--entity-name", QUOTA_USER, "--add-config", rates)
+    # Positive control of every later check: the tool reads back what it set.
+    assert user_quotas(lab) == QUOTAS
+
+
+def prepare(lab: Lab) -> Checks:
+    """Before the migration: a user whose password then changes, a user's quotas, and a group with
+    committed offsets."""
+    conf = lab.client_conf(DC)
+    set_quotas(lab)
     admin = AdminClient(conf)
     name, old, new = f"migration-{uuid.uuid4().hex[:6]}", f"old-{uuid.uuid4().hex}", f"new-{uuid.uuid4().hex}"
     settings = {k: v for k, v in conf.items() if k != "bootstrap.servers"}
@@ -255,14 +304,14 @@ def test_dc3_migrates_to_kraft_rolls_back_migrates_again_and_upgrades_under_load
     lab = dc3
     assert broker_settings(lab) == ["zookeeper"] * 3 and not any(controllers_running(lab))
     checks = prepare(lab)
-    checks.hold("deploying dc3")
+    checks.hold("deploying dc3", quotas=False)  # prepare() just read them back
     conf = lab.client_conf(DC)
     load = Load(conf, f"migration-{uuid.uuid4().hex[:8]}")
     try:
         # Phase by phase, each checked where it stops.
-        checks.step("controllers (phase 1-2)", MIGRATE, "-e", "kraft_migrate_to=controllers")
+        checks.step("controllers (phase 1-2)", MIGRATE, "-e", "kraft_migrate_to=controllers", quotas=False)
         assert all(controllers_running(lab)) and broker_settings(lab) == ["zookeeper"] * 3
-        checks.step("brokers to migration mode (phase 3)", MIGRATE, "-e", "kraft_migrate_to=migrated")
+        checks.step("brokers to migration mode (phase 3)", MIGRATE, "-e", "kraft_migrate_to=migrated", quotas=False)
         assert broker_settings(lab) == ["zookeeper+migration"] * 3
         checks.step("brokers to KRaft (phase 4)", MIGRATE)
         assert broker_settings(lab) == ["kraft"] * 3
@@ -296,6 +345,9 @@ def test_dc3_migrates_to_kraft_rolls_back_migrates_again_and_upgrades_under_load
     # helper no longer bind-mounts its directory. Nothing of Kafka changes.
     assert changed_tasks(out) == {STORAGE_HELPER: {b.name for b in lab.brokers(DC)}}, changed_tasks(out)
     assert {h for h, s in recap(out).items() if s["changed"]} == {b.name for b in lab.brokers(DC)}
+    # And a second run changes nothing at all.
+    again = recap(run_playbook("site.yml", "--limit", f"{DC}:localhost", strategy="mitogen_linear"))
+    assert {h: st["changed"] for h, st in again.items() if st["changed"]} == {}
 
     # On to the kit's Kafka 4.x, under load: controllers first, then brokers, then the features.
     upgrade = Load(conf, f"upgrade-{uuid.uuid4().hex[:8]}")
