@@ -69,7 +69,7 @@ BENCH_LISTENER = (cd ansible && ANSIBLE_CONFIG=ansible.cfg ../$(VENV)/bin/ansibl
 help:
 	@echo "make lab       deploy the local two-DC lab (podman) with site.yml and verify it"
 	@echo "make test      the whole test suite: lint and unit tests beside the set-up, then the lab-backed integration tests"
-	@echo "make test-migration  the ZooKeeper -> KRaft migration test on dc3 (about 30 min; not in make test yet)"
+	@echo "make test-migration  the ZooKeeper -> KRaft migration test on dc3 (about 25 min; not in make test yet)"
 	@echo "make lab-down  remove the lab's containers, network and files (the base image stays for the next lab)"
 	@echo "make lab-clean lab-down, and the lab's base images too"
 	@echo "make lab-dc3   add a third, ZooKeeper-mode data centre to the running lab (migration rehearsals)"
@@ -224,14 +224,14 @@ test: apt venv
 	@$(call BESIDE,artifacts unit,image lint,build/test-logs/unit.log)
 	@$(MAKE) --no-print-directory integration VERIFY_ARGS="-e verify_spark_smoke=false"
 
-# The migration test (28 min on the lab) is not in `make test` yet: with it the suite ran past CI's
+# The migration test (25 min on the lab) is not in `make test` yet: with it the suite would run past CI's
 # 90-min limit. It runs on its own until the suite has made room (README, "Migrating ...").
 integration: lab
 	@echo "==> integration tests against the lab"
 	@$(PY) -m pytest tests/integration --ignore=tests/integration/test_migration.py $(PYTEST_ARGS)
 
 test-migration: lab
-	@echo "==> the ZooKeeper -> KRaft migration test (dc3, about 30 min)"
+	@echo "==> the ZooKeeper -> KRaft migration test (dc3, about 25 min)"
 	@$(PY) -m pytest tests/integration/test_migration.py $(PYTEST_ARGS)
 
 versions: venv

@@ -4,8 +4,8 @@ ACLs and topics, and the three controllers it migrates to), is started for this 
 after it, even when it fails; dc1 and dc2 are not touched.
 
 Under an idempotent acks=all producer and a consumer group that commits every message, dc3 goes
-through ops/migrate-to-kraft.yml phase by phase, back to ZooKeeper from dual-write with
-ops/rollback-to-zookeeper.yml, across again and finalized; then its inventory says kraft, a first
+through ops/migrate-to-kraft.yml to dual-write in one run, back to ZooKeeper with
+ops/rollback-to-zookeeper.yml, across again phase by phase and finalized; then its inventory says kraft, a first
 site.yml rewrites only the brokers' storage helper and a second changes nothing; then ops/upgrade.yml
 takes it to the kit's Kafka 4.x, under load too. After every step: an existing SCRAM user logs in, a
 granted write works and a denied one is refused, a password changed before the migration is the one
@@ -32,6 +32,7 @@ from tests.integration.clients import ProduceReport, consumer, denied, produce_o
 from tests.integration.conftest import wait_until
 from tests.integration.lab import CLIENT_DIR, ROOT, Lab
 from tests.integration.playbooks import module_process, playbook_process, recap, restart_order, run_playbook
+from tests.integration.quorum import controller_by_id, leader
 
 pytestmark = pytest.mark.faults
 
@@ -308,14 +309,16 @@ def test_dc3_migrates_to_kraft_rolls_back_migrates_again_and_upgrades_under_load
     conf = lab.client_conf(DC)
     load = Load(conf, f"migration-{uuid.uuid4().hex[:8]}")
     try:
-        # Phase by phase, each checked where it stops.
-        checks.step("controllers (phase 1-2)", MIGRATE, "-e", "kraft_migrate_to=controllers", quotas=False)
-        assert all(controllers_running(lab)) and broker_settings(lab) == ["zookeeper"] * 3
-        checks.step("brokers to migration mode (phase 3)", MIGRATE, "-e", "kraft_migrate_to=migrated", quotas=False)
-        assert broker_settings(lab) == ["zookeeper+migration"] * 3
-        checks.step("brokers to KRaft (phase 4)", MIGRATE)
-        assert broker_settings(lab) == ["kraft"] * 3
-        # Finalizing waits for the soak (24 h unless set): refused, nothing changed.
+        # A finalize asked for before dual-write: refused where the run reads the phase (the soak
+        # starts in dual-write), nothing changed.
+        early = run_finalize_refused()
+        assert "starts in dual-write" in early, early[-2000:]
+        assert broker_settings(lab) == ["zookeeper"] * 3 and not any(controllers_running(lab))
+
+        # To dual-write in one run (phases 1-4).
+        checks.step("to dual-write, one run (phases 1-4)", MIGRATE)
+        assert all(controllers_running(lab)) and broker_settings(lab) == ["kraft"] * 3
+        # Finalizing waits for the soak (24 h unless set): refused before any later phase runs.
         early = run_finalize_refused()
         assert "of the 24 h soak" in early and broker_settings(lab) == ["kraft"] * 3
 
@@ -323,8 +326,21 @@ def test_dc3_migrates_to_kraft_rolls_back_migrates_again_and_upgrades_under_load
         checks.step("rollback from dual-write", ROLLBACK, "-e", f"kraft_rollback_confirm={DC}")
         assert broker_settings(lab) == ["zookeeper"] * 3 and not any(controllers_running(lab))
         assert not KRAFT_STATE.exists()
-        # Across again, straight on to finalized in the same run (a soak of 0 h).
-        checks.step("migration and finalize, one run", MIGRATE, "-e", "kraft_finalize=true", "-e", "kraft_soak_hours=0")
+
+        # Across again phase by phase, each checked where it stops; then on to finalized in the
+        # run that takes the brokers to KRaft (a soak of 0 h).
+        checks.step("controllers (phase 1-2)", MIGRATE, "-e", "kraft_migrate_to=controllers", quotas=False)
+        assert all(controllers_running(lab)) and broker_settings(lab) == ["zookeeper"] * 3
+        checks.step("brokers to migration mode (phase 3)", MIGRATE, "-e", "kraft_migrate_to=migrated", quotas=False)
+        assert broker_settings(lab) == ["zookeeper+migration"] * 3
+        checks.step(
+            "brokers to KRaft and finalize (phases 4-5)",
+            MIGRATE,
+            "-e",
+            "kraft_finalize=true",
+            "-e",
+            "kraft_soak_hours=0",
+        )
         assert broker_settings(lab) == ["kraft"] * 3
         for c in lab.controllers(DC):
             text = lab.testinfra(c).file("/etc/kafka/controller.properties").content_string
@@ -350,6 +366,8 @@ def test_dc3_migrates_to_kraft_rolls_back_migrates_again_and_upgrades_under_load
     assert {h: st["changed"] for h, st in again.items() if st["changed"]} == {}
 
     # On to the kit's Kafka 4.x, under load: controllers first, then brokers, then the features.
+    active = leader(lab, DC)
+    assert active > 0, "no quorum leader before the upgrade"
     upgrade = Load(conf, f"upgrade-{uuid.uuid4().hex[:8]}")
     start = time.monotonic()
     try:
@@ -361,6 +379,8 @@ def test_dc3_migrates_to_kraft_rolls_back_migrates_again_and_upgrades_under_load
     assert kafka_versions(lab) == {UPGRADE_TO}
     assert sorted(restart_order(out)) == sorted(b.name for b in lab.brokers(DC))
     assert sorted(restart_order(out, "kafka-controller")) == sorted(c.name for c in lab.controllers(DC))
+    # The active controller last: one leader change in the whole roll.
+    assert restart_order(out, "kafka-controller")[-1] == controller_by_id(lab, DC, active).name
     banners = re.findall(r"^TASK \[roll : Restart (\S+) on \S+\]", out, re.M)
     assert banners.index("kafka") > len(banners) - 1 - banners[::-1].index("kafka-controller")
     assert re.search(r"TASK \[Upgrade the features to the new release line, dc3\]", out), "no features step"
@@ -387,7 +407,9 @@ def changed_tasks(output: str) -> dict[str, set[str]]:
 
 
 def run_finalize_refused() -> str:
-    """A finalize before the soak: refused with its message (the output)."""
+    """A finalize before the soak: refused where the run reads the phase, before any later phase
+    ran; the output."""
     proc = playbook_process(MIGRATE, "-e", f"kraft_migrate_dc={DC}", "-e", "kraft_finalize=true")
     assert proc.returncode != 0, "finalized before the soak"
+    assert "PLAY [Phase 1 of 5" in proc.stdout and "PLAY [Phase 2 of 5" not in proc.stdout, proc.stdout[-2000:]
     return proc.stdout
