@@ -48,10 +48,9 @@ def test_a_broker_older_than_its_truststore_is_restarted_alone(lab: Lab):
 
 
 def test_second_site_run_reports_no_change():
-    # Over Mitogen (the opt-in strategy): whether a task changes something is its module's
-    # answer, run on the host whatever the strategy, and the run takes 0.67x as long (README).
-    # The limited run above and every deploy and operation of the suite use the default one.
-    stats = recap(run_playbook("site.yml", strategy="mitogen_linear"))
+    # Over Mitogen, as every run of the suite (playbooks.STRATEGY): whether a task changes
+    # something is its module's answer, run on the host whatever the strategy.
+    stats = recap(run_playbook("site.yml"))
     assert stats, "no PLAY RECAP found"
     changed = {h: s["changed"] for h, s in stats.items() if s["changed"]}
     assert changed == {}, f"hosts reporting changes on a no-op run: {changed}"
@@ -81,7 +80,7 @@ def test_a_dry_run_with_every_secret_changed_shows_no_secret(lab: Lab):
     extra = LOGS / "secret-canaries.json"
     LOGS.mkdir(parents=True, exist_ok=True)
     extra.write_text(json.dumps(canaries))
-    # Over Mitogen too: what is printed, and hidden, is the modules' and the callback's answer.
+    # What is printed, and hidden, is the modules' and the callback's answer, whatever the strategy.
     proc = playbook_process(
         "site.yml",
         "--check",
@@ -90,7 +89,6 @@ def test_a_dry_run_with_every_secret_changed_shows_no_secret(lab: Lab):
         f"@{extra}",
         "--limit",
         ",".join([*firsts, *workers, "localhost"]),
-        strategy="mitogen_linear",
     )
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output[-3000:]

@@ -54,8 +54,7 @@ def dc3() -> Iterator[Lab]:
     afterwards, whatever happened."""
     try:
         lab_up("true")
-        # Over Mitogen: a third less time in the module runs of a first deploy.
-        run_playbook("site.yml", "--limit", f"{DC}:localhost", strategy="mitogen_linear")
+        run_playbook("site.yml", "--limit", f"{DC}:localhost")
         yield Lab()
     finally:
         lab_up("false")
@@ -355,14 +354,13 @@ def test_dc3_migrates_to_kraft_rolls_back_migrates_again_and_upgrades_under_load
     lab_up("migrated")
     lab = Lab()
     assert lab.kraft(DC)
-    # Over Mitogen, as test_idempotence's no-op run.
-    out = run_playbook("site.yml", "--limit", f"{DC}:localhost", strategy="mitogen_linear")
+    out = run_playbook("site.yml", "--limit", f"{DC}:localhost")
     # The one change is the inventory's own: ZooKeeper left the brokers' groups, so their volume's
     # helper no longer bind-mounts its directory. Nothing of Kafka changes.
     assert changed_tasks(out) == {STORAGE_HELPER: {b.name for b in lab.brokers(DC)}}, changed_tasks(out)
     assert {h for h, s in recap(out).items() if s["changed"]} == {b.name for b in lab.brokers(DC)}
     # And a second run changes nothing at all.
-    again = recap(run_playbook("site.yml", "--limit", f"{DC}:localhost", strategy="mitogen_linear"))
+    again = recap(run_playbook("site.yml", "--limit", f"{DC}:localhost"))
     assert {h: st["changed"] for h, st in again.items() if st["changed"]} == {}
 
     # On to the kit's Kafka 4.x, under load: controllers first, then brokers, then the features.
