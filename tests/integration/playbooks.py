@@ -17,12 +17,12 @@ LOGS = ROOT / "build/test-logs"
 STRATEGY = os.environ.get("KAFKAKIT_TEST_STRATEGY", "mitogen_linear")
 
 
-def playbook_process(playbook: str, *extra: str) -> subprocess.CompletedProcess[str]:
+def playbook_process(playbook: str, *extra: str, strategy: str = STRATEGY) -> subprocess.CompletedProcess[str]:
     """Run an ansible/ playbook against the deployment, whatever its outcome. The whole output
     also goes to build/test-logs/<playbook>.log (the last run of each), for failures whose cause
-    is far above the tail. Over STRATEGY."""
+    is far above the tail. Over `strategy` (STRATEGY unless a test says otherwise)."""
     env = {**os.environ, "ANSIBLE_CONFIG": "ansible.cfg", "ANSIBLE_NOCOLOR": "1"}
-    env["ANSIBLE_STRATEGY"] = STRATEGY
+    env["ANSIBLE_STRATEGY"] = strategy
     proc = subprocess.run(
         ["ansible-playbook", "-i", str(ANSIBLE_INVENTORY), playbook, *extra],
         cwd=ROOT / "ansible",
@@ -36,10 +36,10 @@ def playbook_process(playbook: str, *extra: str) -> subprocess.CompletedProcess[
     return proc
 
 
-def run_playbook(playbook: str, *extra: str) -> str:
-    """Run an ansible/ playbook against the deployment; its output, or a failure with the hosts
-    that failed and its tail."""
-    proc = playbook_process(playbook, *extra)
+def run_playbook(playbook: str, *extra: str, strategy: str = STRATEGY) -> str:
+    """Run an ansible/ playbook against the deployment (over `strategy`, as playbook_process); its
+    output, or a failure with the hosts that failed and its tail."""
+    proc = playbook_process(playbook, *extra, strategy=strategy)
     failures = [line for line in proc.stdout.splitlines() if line.startswith(("fatal:", "failed:"))]
     assert proc.returncode == 0, (
         f"{playbook} failed (whole output: {LOGS}/{Path(playbook).stem}.log)\n"

@@ -41,6 +41,11 @@ KRAFT_STATE = ROOT / "build/lab/pki/kraft/dc3.yml"
 UPGRADE_TO = "4.3.1"  # Makefile: KAFKA_KRAFT_VERSION
 MIGRATE = "ops/migrate-to-kraft.yml"
 ROLLBACK = "ops/rollback-to-zookeeper.yml"
+# The operations (migrate, rollback, upgrade) on the default strategy, as when this test passed
+# (2026-11-27). Over Mitogen one run lost two dc3 brokers for 75 s (unreachable; their Kafka
+# clients timed out too) and a second ran 3x slower (the dual-write run 750 s instead of 249):
+# not understood yet. Its site.yml runs stay over Mitogen (playbooks.STRATEGY), as then.
+OPS_STRATEGY = "linear"
 
 
 def lab_up(dc3: str) -> None:
@@ -112,7 +117,9 @@ class Checks:
 
     def step(self, name: str, playbook: str, *extra: str, quotas: bool = True) -> str:
         start = time.monotonic()
-        out = run_playbook(playbook, "-e", f"kraft_migrate_dc={DC}", "-e", f"kraft_rollback_dc={DC}", *extra)
+        out = run_playbook(
+            playbook, "-e", f"kraft_migrate_dc={DC}", "-e", f"kraft_rollback_dc={DC}", *extra, strategy=OPS_STRATEGY
+        )
         self.timings[name] = time.monotonic() - start
         self.hold(name, quotas)
         return out
@@ -369,7 +376,9 @@ def test_dc3_migrates_to_kraft_rolls_back_migrates_again_and_upgrades_under_load
     upgrade = Load(conf, f"upgrade-{uuid.uuid4().hex[:8]}")
     start = time.monotonic()
     try:
-        out = run_playbook("ops/upgrade.yml", "-e", f"roll_dc={DC}", "-e", f"kafka_version={UPGRADE_TO}")
+        out = run_playbook(
+            "ops/upgrade.yml", "-e", f"roll_dc={DC}", "-e", f"kafka_version={UPGRADE_TO}", strategy=OPS_STRATEGY
+        )
     finally:
         upgrade.stop.set()
     checks.timings["upgrade to " + UPGRADE_TO] = time.monotonic() - start
@@ -407,7 +416,7 @@ def changed_tasks(output: str) -> dict[str, set[str]]:
 def run_finalize_refused() -> str:
     """A finalize before the soak: refused where the run reads the phase, before any later phase
     ran; the output."""
-    proc = playbook_process(MIGRATE, "-e", f"kraft_migrate_dc={DC}", "-e", "kraft_finalize=true")
+    proc = playbook_process(MIGRATE, "-e", f"kraft_migrate_dc={DC}", "-e", "kraft_finalize=true", strategy=OPS_STRATEGY)
     assert proc.returncode != 0, "finalized before the soak"
     assert "PLAY [Phase 1 of 5" in proc.stdout and "PLAY [Phase 2 of 5" not in proc.stdout, proc.stdout[-2000:]
     return proc.stdout
