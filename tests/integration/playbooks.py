@@ -12,8 +12,8 @@ from tests.integration.lab import ANSIBLE_INVENTORY, ROOT
 
 LOGS = ROOT / "build/test-logs"
 # The tests' playbook runs go over Mitogen (ansible/plugins/strategy): one Python per host for the
-# whole run instead of one per task, on a lab whose 2 cores are the limit (the rotation test 509 s
-# instead of 623). `make lab`'s first deploy keeps the default: Mitogen copies archives slower.
+# whole run instead of one per task, on a lab whose 2 cores are the limit (figures: README,
+# "Security"). `make lab`'s first deploy keeps the default: Mitogen copies archives slower.
 STRATEGY = os.environ.get("KAFKAKIT_TEST_STRATEGY", "mitogen_linear")
 
 
