@@ -12,7 +12,14 @@ import warnings
 from pathlib import Path
 
 import pytest
-from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin import (
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
+    AdminClient,
+    ResourcePatternType,
+    ResourceType,
+)
 
 from tests.integration.lab import CLIENT_DIR, Host, Lab
 from tests.selfsigned import self_signed
@@ -185,6 +192,46 @@ def test_the_controller_listener_takes_only_clients_with_a_certificate(lab, dc, 
         args = [controller.ip, str(CONTROLLER_PORT), client_conf["ssl.ca.location"]]
         here = subprocess.run([sys.executable, "-c", TLS_PROBE, *args], capture_output=True, text=True, timeout=30)
         assert here.stdout.startswith("REFUSED"), f"{controller.name} from the test host: {here.stdout}{here.stderr}"
+
+
+def host_identity(lab: Lab, name: str, tmp_path: Path) -> tuple[str, str]:
+    """A copy here of a lab host's certificate and key, to present as a client certificate."""
+    host = lab.testinfra(name)
+    crt, key = tmp_path / f"{name}.crt", tmp_path / f"{name}.key"
+    crt.write_text(host.check_output(f"cat {PKI}/host.crt") + "\n")
+    key.touch(mode=0o600)
+    key.write_text(host.check_output(f"cat {PKI}/host.key") + "\n")
+    return str(crt), str(key)
+
+
+def visible_acls(ip: str, ca: str, identity: tuple[str, str]) -> int:
+    """How many ACL bindings the principal of `identity` sees on the inter-broker listener: a super
+    user sees every one, any other principal only those it may describe (none, in the kit)."""
+    conf = {
+        "bootstrap.servers": f"{ip}:9091",
+        "security.protocol": "SSL",
+        "ssl.ca.location": ca,
+        "ssl.certificate.location": identity[0],
+        "ssl.key.location": identity[1],
+    }
+    every_acl = AclBindingFilter(
+        ResourceType.ANY, None, ResourcePatternType.ANY, None, None, AclOperation.ANY, AclPermissionType.ANY
+    )
+    admin = AdminClient(conf)  # held: a client collected before its future resolves fails it
+    return len(admin.describe_acls(every_acl, request_timeout=15).result())
+
+
+def test_only_the_dc_brokers_certificates_are_super_users(lab, dc, client_conf, tmp_path):
+    """super.users names the DC's shared broker principal (the OU of its brokers' certificates),
+    not each broker. A broker's certificate is a super user (the positive control, on the same
+    listener); a certificate of the same CA for another kind of host (MirrorMaker 2 or monitoring:
+    the CN is its principal), or for a broker of the other data centre, is not."""
+    ca, ip = client_conf["ssl.ca.location"], lab.brokers(dc)[0].ip
+    assert visible_acls(ip, ca, host_identity(lab, lab.brokers(dc)[1].name, tmp_path)) > 0
+    others = lab.groups["mirrormaker"] + lab.groups["monitoring"]
+    assert visible_acls(ip, ca, host_identity(lab, others[0], tmp_path)) == 0, others[0]
+    other_dc = next(d for d in lab.data_centres() if d != dc)
+    assert visible_acls(ip, ca, host_identity(lab, lab.brokers(other_dc)[0].name, tmp_path)) == 0, other_dc
 
 
 @pytest.mark.every_dc("zookeeper")

@@ -24,6 +24,7 @@ SAMPLE_HOST: dict[str, Any] = {
     "kafka_keystore_password": "keystore-secret",
     "kafka_zookeeper_password": "zookeeper-secret",
     "kafka_cluster_brokers": ["dc1-kafka1", "dc1-kafka2", "dc1-kafka3"],
+    "kafka_super_users": ["dc1:brokers", "admin"],
     "kafka_zookeeper_connect": "10.213.7.11:2182,10.213.7.12:2182,10.213.7.13:2182/kafka",
 }
 

@@ -94,8 +94,9 @@ def test_check_diff_shows_plain_text_and_never_the_secret(tmp_path: Path) -> Non
 
 
 def load_module() -> ModuleType:
-    path = ANSIBLE_DIR / "plugins" / "modules" / "kafkakit_files.py"
-    spec = importlib.util.spec_from_file_location("kafkakit_files", path)
+    """The module_utils file kafkakit_files (and kafkakit_principal_state) read the unit with."""
+    path = ANSIBLE_DIR / "plugins" / "module_utils" / "kafkakit_units.py"
+    spec = importlib.util.spec_from_file_location("kafkakit_units", path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -91,11 +91,11 @@ stale:
 """
 
 import os
-import subprocess
 import tempfile
 from typing import Any
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.kafkakit_units import newer_than, unit_start
 
 HIDDEN = "(holds a secret: not shown)\n"
 
@@ -170,34 +170,6 @@ def write_file(module: AnsibleModule, item: dict[str, Any], diffs: list[dict[str
     if module.check_mode and before is None:
         return changed
     return module.set_fs_attributes_if_different(fs_args(dest, item), changed)
-
-
-def unit_start(module: AnsibleModule, unit: str) -> float | None:
-    """The unit's last start as a Unix time, None when it is not active."""
-    proc = subprocess.run(
-        ["systemctl", "show", "--timestamp=unix", "-p", "ActiveState", "-p", "ActiveEnterTimestamp", unit],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if proc.returncode != 0:
-        module.fail_json(msg=f"systemctl show {unit} failed: {proc.stderr.strip()}")
-    props = dict(line.split("=", 1) for line in proc.stdout.splitlines() if "=" in line)
-    if props.get("ActiveState") != "active" or not props.get("ActiveEnterTimestamp", "").startswith("@"):
-        return None
-    return float(props["ActiveEnterTimestamp"][1:])
-
-
-def newer_than(paths: list[str], start: float) -> list[str]:
-    # The start time has whole seconds: a file written in the same second as the start is older.
-    newer = []
-    for path in paths:
-        try:
-            if os.stat(path).st_mtime >= start + 1:
-                newer.append(path)
-        except FileNotFoundError:
-            continue
-    return newer
 
 
 def main() -> None:
