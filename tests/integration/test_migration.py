@@ -293,9 +293,16 @@ class Load:
         assert r.failed == [], f"{what}: sends failed: {r.failed[:5]}"
         assert len(r.acked) == r.sent > 0
         acked = {f"{d.key}:{d.seq}" for d in r.acked}
-        values = [m.value().decode() for m in read_all(self.conf, self.topic, len(acked), timeout=180)]
+        messages = read_all(self.conf, self.topic, len(acked), timeout=180)
+        values = [m.value().decode() for m in messages]
         assert not acked - set(values), f"{what}: {len(acked - set(values))} acknowledged messages lost"
-        assert len(values) == len(set(values)), f"{what}: duplicates in the log"
+        # Where each copy sits says who wrote it twice: the producer (two offsets, both in the log)
+        # or the reader (the same partition and offset read again).
+        copies: dict[str, list[tuple[int, int]]] = {}
+        for m in messages:
+            copies.setdefault(m.value().decode(), []).append((m.partition(), m.offset()))
+        twice = {v: at for v, at in copies.items() if len(at) > 1}
+        assert not twice, f"{what}: duplicates (value: [(partition, offset)]): {dict(list(twice.items())[:10])}"
         # Resumed from committed offsets: a message came twice only when its commit had failed.
         assert self.reader.redelivered <= self.reader.failed_commits, (
             f"{what}: {self.reader.redelivered} redelivered, {self.reader.failed_commits} commits failed"
