@@ -69,8 +69,10 @@ def dc_plan(servers: Iterable[ServerState]) -> DcPlan:
     rules_everywhere = all(s.read and (s.config == "absent" or (s.config == "current" and s.loaded)) for s in servers)
     shared = has_ou or rules_everywhere
 
-    # Every server read has its certificate with an OU, and runs with it where it runs.
-    crossed = all(not s.read or (s.certificate_ou and s.presented_ou != "") for s in servers)
+    # Some server was read, and every one read has its certificate with an OU and runs with it.
+    crossed = any(s.read for s in servers) and all(
+        not s.read or (s.certificate_ou and s.presented_ou != "") for s in servers
+    )
 
     def by_name(s: ServerState) -> bool:
         if not s.read:

@@ -81,6 +81,9 @@ def test_an_unreachable_server_neither_undoes_nor_starts_the_move() -> None:
     # Rules loaded on the others: not shared while one server is unknown, and it keeps its name.
     ready = every(config="current")
     assert dc_plan([*servers(**ready)[:2], unreachable]) == DcPlan(shared=False, by_name=BROKERS)
+    # Nothing read at all: nothing is assumed across.
+    nothing = [ServerState(host=h, dc="dc1", read=False) for h in BROKERS]
+    assert dc_plan(nothing) == DcPlan(shared=False, by_name=BROKERS)
 
 
 def test_data_centres_are_decided_apart_and_from_the_module_results() -> None:
