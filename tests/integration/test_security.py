@@ -12,15 +12,9 @@ import warnings
 from pathlib import Path
 
 import pytest
-from confluent_kafka.admin import (
-    AclBindingFilter,
-    AclOperation,
-    AclPermissionType,
-    AdminClient,
-    ResourcePatternType,
-    ResourceType,
-)
+from confluent_kafka.admin import AdminClient
 
+from kafkakit.acls import AdminAclStore
 from tests.integration.lab import CLIENT_DIR, Host, Lab
 from tests.selfsigned import self_signed
 
@@ -214,11 +208,7 @@ def visible_acls(ip: str, ca: str, identity: tuple[str, str]) -> int:
         "ssl.certificate.location": identity[0],
         "ssl.key.location": identity[1],
     }
-    every_acl = AclBindingFilter(
-        ResourceType.ANY, None, ResourcePatternType.ANY, None, None, AclOperation.ANY, AclPermissionType.ANY
-    )
-    admin = AdminClient(conf)  # held: a client collected before its future resolves fails it
-    return len(admin.describe_acls(every_acl, request_timeout=15).result())
+    return len(AdminAclStore(AdminClient(conf)).list())
 
 
 def test_only_the_dc_brokers_certificates_are_super_users(lab, dc, client_conf, tmp_path):
