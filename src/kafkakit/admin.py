@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka import KafkaError, KafkaException, TopicCollection
 from confluent_kafka.admin import AdminClient, NewTopic
 
 
@@ -98,6 +98,25 @@ def cluster_health(admin: AdminClient, timeout: float = 10.0, kraft: bool = Fals
             elif len(p.isrs) < len(p.replicas):
                 health.under_replicated.append(name)
     return health
+
+
+def topic_ids(admin: AdminClient, timeout: float = 30.0) -> dict[str, str]:
+    """Every topic of the cluster, internal ones too, with its id as Kafka writes it in each
+    partition directory's partition.metadata. A topic deleted between the two reads is left out;
+    any other error raises: an incomplete answer must not pass for a cluster without the topic."""
+    names = list(admin.list_topics(timeout=timeout).topics)
+    if not names:
+        return {}
+    ids = {}
+    for name, future in admin.describe_topics(TopicCollection(names), request_timeout=timeout).items():
+        try:
+            # Kafka's own form (URL-safe base64, as in partition.metadata); the client prints
+            # the standard alphabet.
+            ids[name] = str(future.result(timeout=timeout).topic_id).translate(str.maketrans("+/", "-_"))
+        except KafkaException as exc:
+            if exc.args[0].code() != KafkaError.UNKNOWN_TOPIC_OR_PART:
+                raise
+    return ids
 
 
 def topic_ready(admin: AdminClient, topic: str, partitions: int | None = None, timeout: float = 10.0) -> bool:

@@ -116,3 +116,19 @@ def zookeeper_recover_refusal(host: Any, confirmation: Any, groups: Mapping[str,
         "and lets it resync them from the leader"
     )
     return _confirmed(name, confirmation, RECOVER_CONFIRM_VAR, "recover", what)
+
+
+def broker_recover_refusal(host: Any, confirmation: Any, groups: Mapping[str, Iterable[str]]) -> str:
+    """Why ops/recover-broker.yml must not touch `host` ('' when it may): the host must be a broker
+    of the inventory and the operator must name it in the confirmation. That it does not serve or
+    its disk is full, and what on it the cluster has deleted, the playbook reads from the host and
+    the cluster (kafkakit.log_reclaim)."""
+    brokers = list(groups.get("kafka_broker", []))
+    name, why = _named_member(host, brokers, "kafka_broker", RECOVER_HOST_VAR, "the broker to recover")
+    if why:
+        return why
+    what = (
+        f"stops Kafka on {name}, deletes from its log dirs the data of topics the cluster has deleted "
+        "(and directories Kafka dropped), and starts it again"
+    )
+    return _confirmed(name, confirmation, RECOVER_CONFIRM_VAR, "recover", what)

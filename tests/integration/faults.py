@@ -9,11 +9,13 @@ transactions aborted and sent again, and the longest window without a commit.
 
 from __future__ import annotations
 
+import os
 import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from confluent_kafka import KafkaError, Message, Producer
 from confluent_kafka.admin import NewTopic
 
 from kafkakit.admin import cluster_health, create_topics_retrying, delete_topics_retrying
@@ -59,7 +61,11 @@ def assert_clean(outcome: Outcome) -> None:
     assert outcome.duplicated == 0, outcome
 
 
-def run_scenario(name: str, conf: dict[str, str], fault: Callable[[str], None], replicas: int = 3) -> Outcome:
+def run_scenario(
+    name: str, conf: dict[str, str], fault: Callable[..., None], replicas: int = 3, with_report: bool = False
+) -> Outcome:
+    """The scenario's load on a fresh topic around `fault(topic)` (`fault(topic, report)` with
+    `with_report`, for a fault that watches the load go on)."""
     topic = f"fault-{uuid.uuid4().hex[:8]}"
     # Retried with a fresh client: the previous scenario may have moved the controller.
     create_topics_retrying(conf, [NewTopic(topic, 6, replicas)])
@@ -74,7 +80,7 @@ def run_scenario(name: str, conf: dict[str, str], fault: Callable[[str], None], 
     load.start()
     try:
         wait_until("warm-up", lambda: len(report.acked) >= WARMUP)
-        fault(topic)
+        fault(topic, report) if with_report else fault(topic)
         # Keep writing for a while on the recovered cluster, so the recovery is under load too.
         settled = len(report.acked)
         wait_until("load after recovery", lambda: len(report.acked) >= settled + RATE * 5, 180)
@@ -110,3 +116,39 @@ def zookeeper_mode(host) -> str:  # noqa: ANN001 - testinfra host
     """leader, follower or standalone from the server's `srvr` answer; "" while it does not serve."""
     out = host.run("zookeeper-4lw srvr").stdout
     return next((line.split(": ")[1] for line in out.splitlines() if line.startswith("Mode: ")), "")
+
+
+def fill_one_broker(conf: dict[str, str], broker_id: int, topic: str, cap_bytes: int) -> int:
+    """Write incompressible records to a new one-replica topic on `broker_id` until its writes
+    fail (its disk is full and it stopped) or `cap_bytes` went out; the bytes acknowledged."""
+    create_topics_retrying(conf, [NewTopic(topic, 1, replica_assignment=[[broker_id]])])
+    wait_until("the fill topic's leader", lambda: leader_of(conf, topic) == broker_id, 30)
+    producer = Producer(
+        {
+            **conf,
+            "acks": "1",
+            "linger.ms": "20",
+            "batch.size": "1000000",
+            "compression.type": "none",
+            "message.timeout.ms": "20000",
+            "queue.buffering.max.kbytes": "65536",
+        }
+    )
+    chunk = os.urandom(480 * 1024)  # two per batch, under the topic's 1 MB record batch limit
+    acked, failed, sent = [0], [], 0
+
+    def done(err: KafkaError | None, _msg: Message) -> None:
+        if err is None:
+            acked[0] += len(chunk)
+        else:
+            failed.append(err)
+
+    while not failed and sent < cap_bytes:
+        try:
+            producer.produce(topic, value=chunk, on_delivery=done)
+            sent += len(chunk)
+        except BufferError:
+            producer.poll(0.1)
+        producer.poll(0)
+    producer.flush(60)
+    return acked[0]

@@ -29,6 +29,7 @@ LAYOUT = {
         "add-controller.yml",
         "remove-controller.yml",
         "replace-controller.yml",
+        "recover-broker.yml",
         "recover-zookeeper.yml",
         "migrate-to-kraft.yml",
         "rollback-to-zookeeper.yml",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from kafkakit import ops_guards, pki_guard
+from kafkakit import log_reclaim, ops_guards, pki_guard
 
 
 def _plain(groups: Any) -> dict[str, list[str]]:
@@ -56,6 +56,24 @@ def kafkakit_zookeeper_recover_refusal(host: Any, confirmation: Any, groups: Any
     return ops_guards.zookeeper_recover_refusal(host, confirmation, _plain(groups))
 
 
+def kafkakit_broker_recover_refusal(host: Any, confirmation: Any, groups: Any) -> str:
+    """Why a broker must not be recovered ('' when confirmed by the host's name)."""
+    return ops_guards.broker_recover_refusal(host, confirmation, _plain(groups))
+
+
+def kafkakit_broker_reclaim_refusal(host: str, serving: Any, log_dirs: Any, topic_ids: Any, full_share: Any) -> str:
+    """Why the recovery must not free `host`'s log dirs ('' when it may); `log_dirs` is
+    kafkakit_log_dirs's result, `topic_ids` the cluster's (kafka_cluster_health)."""
+    return log_reclaim.recover_refusal(
+        str(host), bool(serving), log_dirs["volumes"], log_dirs["entries"], dict(topic_ids), float(full_share)
+    )
+
+
+def kafkakit_broker_reclaimable(log_dirs: Any, topic_ids: Any) -> list[dict[str, Any]]:
+    """The entries of kafkakit_log_dirs's result that the cluster no longer holds, largest first."""
+    return log_reclaim.reclaimable(log_dirs["entries"], dict(topic_ids))
+
+
 class FilterModule:
     def filters(self) -> dict[str, Any]:
         return {
@@ -64,4 +82,7 @@ class FilterModule:
             "kafkakit_pki_new_ca_refusal": kafkakit_pki_new_ca_refusal,
             "kafkakit_controller_change_refusal": kafkakit_controller_change_refusal,
             "kafkakit_zookeeper_recover_refusal": kafkakit_zookeeper_recover_refusal,
+            "kafkakit_broker_recover_refusal": kafkakit_broker_recover_refusal,
+            "kafkakit_broker_reclaim_refusal": kafkakit_broker_reclaim_refusal,
+            "kafkakit_broker_reclaimable": kafkakit_broker_reclaimable,
         }

@@ -43,6 +43,12 @@ options:
         has registered with the cluster again. Without this, a check made just after the active
         ZooKeeper controller was restarted read the other brokers' not yet updated metadata
         (every broker listed, no partition short) and passed while the broker was still down.
+  topic_ids:
+    type: bool
+    default: false
+    description:
+      - Also return every topic of the cluster with its id (ops/recover-broker.yml compares them
+        with a stopped broker's partition directories). Fails when they cannot be read.
 author: kafkakit
 """
 
@@ -52,6 +58,10 @@ controller: {description: Active controller id (-1 in KRaft)., type: int, return
 kraft: {description: Whether the health was read as a KRaft cluster's., type: bool, returned: always}
 under_replicated: {description: Partitions whose ISR is smaller than their replica set., type: list, returned: always}
 offline: {description: Partitions without a leader., type: list, returned: always}
+topic_ids:
+  description: Each topic's id, in base64 as in partition.metadata.
+  type: dict
+  returned: with topic_ids
 """
 
 from ansible.module_utils.basic import AnsibleModule
@@ -70,11 +80,12 @@ def main() -> None:
             "wait": {"type": "bool", "default": True},
             "wait_for_ports": {"type": "bool", "default": False},
             "restarted": {"type": "str", "default": ""},
+            "topic_ids": {"type": "bool", "default": False},
         },
         supports_check_mode=True,
     )
     mask_only_secrets(module)
-    from kafkakit.admin import admin_client, cluster_health, wait_healthy, wait_ports_open, wait_serving
+    from kafkakit.admin import admin_client, cluster_health, topic_ids, wait_healthy, wait_ports_open, wait_serving
 
     p = module.params
     timeout = p["timeout"]
@@ -103,6 +114,11 @@ def main() -> None:
             + (f", error: {health.error}" if health.error else ""),
             **result,
         )
+    if p["topic_ids"]:
+        try:
+            result["topic_ids"] = topic_ids(admin)
+        except Exception as exc:  # noqa: BLE001 - reported, and nothing may act on a partial answer
+            module.fail_json(msg=f"could not read the cluster's topics and their ids: {exc}", **result)
     module.exit_json(**result)
 
 
