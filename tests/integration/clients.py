@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 import uuid
@@ -26,9 +27,30 @@ class ProduceReport:
     failed: list[str] = field(default_factory=list)
     longest_gap_s: float = 0.0
     aborted: int = 0  # transactions aborted and sent again (produce_transactions only)
+    # librdkafka's idempotence events (PID, epoch bumps, drains), kept when asked for: they say
+    # whether a value stored twice came from the client re-sending under a new epoch.
+    idempotence: list[str] = field(default_factory=list)
 
 
-def durable_producer(conf: dict[str, str], **extra: str) -> Producer:
+class _Keep(logging.Handler):
+    def __init__(self, into: list[str]) -> None:
+        super().__init__(logging.DEBUG)
+        self.into = into
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.into.append(f"{time.strftime('%H:%M:%S')} {record.getMessage()}")
+
+
+def idempotence_logger(into: list[str]) -> dict[str, object]:
+    """Producer settings that log librdkafka's idempotence state changes into `into`."""
+    log = logging.getLogger(f"kafkakit.idempotence.{uuid.uuid4().hex[:8]}")
+    log.propagate = False
+    log.setLevel(logging.DEBUG)
+    log.addHandler(_Keep(into))
+    return {"debug": "eos", "logger": log}
+
+
+def durable_producer(conf: dict[str, str], **extra: object) -> Producer:
     """acks=all + idempotence: what the kit promises not to lose."""
     return Producer({**conf, "acks": "all", "enable.idempotence": "true", "linger.ms": "5", **extra})
 
@@ -42,9 +64,11 @@ def produce_sequence(
     report: ProduceReport | None = None,
     stop: threading.Event | None = None,
     first_seq: int = 0,
+    trace_idempotence: bool = False,
 ) -> ProduceReport:
     """Send up to `count` messages 'key:seq' round-robin over `keys` (fewer if `stop` is set);
-    wait for every delivery report. Pass `report` to watch progress from another thread."""
+    wait for every delivery report. Pass `report` to watch progress from another thread;
+    `trace_idempotence` keeps librdkafka's idempotence events in `report.idempotence`."""
     keys = list(keys)
     report = report if report is not None else ProduceReport()
     last_ok = time.monotonic()
@@ -60,7 +84,10 @@ def produce_sequence(
         key, seq = msg.value().decode().split(":")
         report.acked.append(Delivery(key, int(seq), msg.partition(), msg.offset()))
 
-    producer = durable_producer(conf, **{"delivery.timeout.ms": "120000"})
+    extra: dict[str, object] = {"delivery.timeout.ms": "120000"}
+    if trace_idempotence:
+        extra |= idempotence_logger(report.idempotence)
+    producer = durable_producer(conf, **extra)
     start = time.monotonic()
     for seq in range(first_seq, first_seq + count):
         if stop is not None and stop.is_set():

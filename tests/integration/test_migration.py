@@ -114,13 +114,18 @@ class Checks:
     old_password: str
     offsets_before: dict[int, int]
     timings: dict[str, float] = field(default_factory=dict)
+    # (time.monotonic(), what): the steps' starts and ends and the load's events, so a failure of
+    # the load says during which step it happened.
+    events: list[tuple[float, str]] = field(default_factory=list)
 
     def step(self, name: str, playbook: str, *extra: str, quotas: bool = True) -> str:
         start = time.monotonic()
+        self.events.append((start, f"start: {name}"))
         out = run_playbook(
             playbook, "-e", f"kraft_migrate_dc={DC}", "-e", f"kraft_rollback_dc={DC}", *extra, strategy=OPS_STRATEGY
         )
         self.timings[name] = time.monotonic() - start
+        self.events.append((time.monotonic(), f"end: {name}"))
         self.hold(name, quotas)
         return out
 
@@ -261,27 +266,45 @@ class Load:
 
     conf: dict[str, str]
     topic: str
+    events: list[tuple[float, str]] = field(default_factory=list)
     report: ProduceReport = field(default_factory=ProduceReport)
     stop: threading.Event = field(default_factory=threading.Event)
 
     def __post_init__(self) -> None:
         create_topics_retrying(self.conf, [NewTopic(self.topic, 6, 3)])
         self.reader = GroupReader(self.conf, self.topic)
-        self.threads = [
-            threading.Thread(
-                target=produce_sequence,
-                args=(self.conf, self.topic, 10_000_000),
-                kwargs={"keys": ["a", "b", "c"], "rate_per_s": 50, "report": self.report, "stop": self.stop},
-            ),
-            threading.Thread(target=self.reader.run),
-        ]
+        self.threads = [threading.Thread(target=self.produce), threading.Thread(target=self.reader.run)]
         for t in self.threads:
             t.start()
+
+    def produce(self) -> None:
+        """The producer, its end (an exception included) noted among the steps' events."""
+        try:
+            produce_sequence(
+                self.conf,
+                self.topic,
+                10_000_000,
+                keys=["a", "b", "c"],
+                rate_per_s=50,
+                report=self.report,
+                stop=self.stop,
+                trace_idempotence=True,
+            )
+        except Exception as exc:
+            self.events.append((time.monotonic(), f"the producer stopped: {exc!r}"))
+            raise
+        self.events.append((time.monotonic(), "the producer stopped as asked"))
+
+    def timeline(self) -> str:
+        first = self.events[0][0] if self.events else 0.0
+        return "\n".join(f"  +{t - first:6.0f} s  {what}" for t, what in sorted(self.events))
 
     def finish(self, what: str) -> str:
         """Stop the load; every acknowledged message is in the topic once and was read by the group."""
         self.stop.set()
         self.threads[0].join(300)
+        stopped = [e for _, e in self.events if e.startswith("the producer stopped")]
+        assert stopped == ["the producer stopped as asked"], f"{what}: the producer failed\n{self.timeline()}"
         wait_until(
             "the group read every acknowledged message",
             lambda: {f"{d.key}:{d.seq}" for d in self.report.acked} <= self.reader.seen,
@@ -290,7 +313,7 @@ class Load:
         self.reader.stop.set()
         self.threads[1].join(60)
         r = self.report
-        assert r.failed == [], f"{what}: sends failed: {r.failed[:5]}"
+        assert r.failed == [], f"{what}: sends failed: {r.failed[:5]}\n{self.timeline()}"
         assert len(r.acked) == r.sent > 0
         acked = {f"{d.key}:{d.seq}" for d in r.acked}
         messages = read_all(self.conf, self.topic, len(acked), timeout=180)
@@ -302,15 +325,20 @@ class Load:
         for m in messages:
             copies.setdefault(m.value().decode(), []).append((m.partition(), m.offset()))
         twice = {v: at for v, at in copies.items() if len(at) > 1}
-        assert not twice, f"{what}: duplicates (value: [(partition, offset)]): {dict(list(twice.items())[:10])}"
+        bumps = [line for line in r.idempotence if "epoch" in line.lower() or "DRAIN" in line]
+        assert not twice, (
+            f"{what}: duplicates (value: [(partition, offset)]): {dict(list(twice.items())[:10])}; "
+            "the producer's epoch changes:\n" + "\n".join(bumps[-20:]) + f"\nsteps:\n{self.timeline()}"
+        )
         # Resumed from committed offsets: a message came twice only when its commit had failed.
         assert self.reader.redelivered <= self.reader.failed_commits, (
             f"{what}: {self.reader.redelivered} redelivered, {self.reader.failed_commits} commits failed"
         )
         return (
             f"{what}: {r.sent} sent, {len(acked)} acked, 0 lost, 0 duplicated, longest ack gap "
-            f"{r.longest_gap_s:.2f} s; group: {len(self.reader.seen)} read, {self.reader.redelivered} redelivered "
-            f"after {self.reader.failed_commits} failed commits"
+            f"{r.longest_gap_s:.2f} s, {len(bumps)} idempotence epoch events; group: "
+            f"{len(self.reader.seen)} read, {self.reader.redelivered} redelivered after "
+            f"{self.reader.failed_commits} failed commits"
         )
 
 
@@ -320,7 +348,8 @@ def test_dc3_migrates_to_kraft_rolls_back_migrates_again_and_upgrades_under_load
     checks = prepare(lab)
     checks.hold("deploying dc3", quotas=False)  # prepare() just read them back
     conf = lab.client_conf(DC)
-    load = Load(conf, f"migration-{uuid.uuid4().hex[:8]}")
+    load = Load(conf, f"migration-{uuid.uuid4().hex[:8]}", checks.events)
+    load.events.append((time.monotonic(), "load started"))
     try:
         # A finalize asked for before dual-write: refused where the run reads the phase (the soak
         # starts in dual-write), nothing changed.
