@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,9 +50,9 @@ class LogEntry:
         return cls(str(raw["dir"]), str(raw["name"]), str(topic_id) if topic_id else None, int(raw.get("bytes", 0)))
 
 
-def why_reclaimable(entry: LogEntry, live_topics: Mapping[str, str]) -> str:
-    """Why the cluster no longer needs `entry` ('' when it does, or when that is not certain).
-    `live_topics`: each topic of the cluster with its id."""
+def why_reclaimable(entry: LogEntry, live_names: Collection[str], live_ids: Collection[bytes | None]) -> str:
+    """Why the cluster no longer needs `entry` ('' when it does, or when that is not certain):
+    `live_names` and `live_ids` (canonical_id) are the cluster's topics."""
     if entry.name == METADATA_LOG:
         return ""
     if entry.name.endswith(DROPPED_SUFFIXES):
@@ -64,19 +64,18 @@ def why_reclaimable(entry: LogEntry, live_topics: Mapping[str, str]) -> str:
     # A name the cluster still has is kept even under another id (a topic deleted and made
     # again): the broker tells those apart itself once it runs, and an id misread here must
     # never cost a live topic's data.
-    if partition["topic"] in live_topics:
-        return ""
-    if own_id in {canonical_id(i) for i in live_topics.values()}:
+    if partition["topic"] in live_names or own_id in live_ids:
         return ""
     return f"topic {partition['topic']} (id {entry.topic_id}) is no topic of the cluster (deleted)"
 
 
 def reclaimable(entries: Iterable[Mapping[str, Any]], live_topics: Mapping[str, str]) -> list[dict[str, Any]]:
     """The entries the cluster no longer holds, largest first, each with its reason."""
+    live_ids = {canonical_id(i) for i in live_topics.values()}
     found = []
     for raw in entries:
         entry = LogEntry.of(raw)
-        why = why_reclaimable(entry, live_topics)
+        why = why_reclaimable(entry, live_topics.keys(), live_ids)
         if why:
             found.append({"dir": entry.dir, "name": entry.name, "bytes": entry.bytes, "why": why})
     return sorted(found, key=lambda e: (-e["bytes"], e["dir"], e["name"]))

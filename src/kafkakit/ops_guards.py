@@ -102,20 +102,28 @@ def controller_change_refusal(
 RECOVER_HOST_VAR, RECOVER_CONFIRM_VAR = "recover_host", "recover_confirm"
 
 
+def _recover_refusal(host: Any, confirmation: Any, members: list[str], group: str, role: str, what: str) -> str:
+    """The guard both recoveries share: `host` one of `members`, named in the confirmation."""
+    name, why = _named_member(host, members, group, RECOVER_HOST_VAR, role)
+    if why:
+        return why
+    return _confirmed(name, confirmation, RECOVER_CONFIRM_VAR, "recover", what.format(name=name))
+
+
 def zookeeper_recover_refusal(host: Any, confirmation: Any, groups: Mapping[str, Iterable[str]]) -> str:
     """Why ops/recover-zookeeper.yml must not touch `host` ('' when it may): the host must be a
     ZooKeeper server of the inventory and the operator must name it in the confirmation. That it
     does not serve, and that the rest of its ensemble has a quorum, the playbook reads from the
     servers themselves."""
-    servers = list(groups.get("zookeeper", []))
-    name, why = _named_member(host, servers, "zookeeper", RECOVER_HOST_VAR, "the ZooKeeper server to recover")
-    if why:
-        return why
-    what = (
-        f"stops ZooKeeper on {name}, sets its snapshots and transaction logs aside (renamed, not deleted) "
-        "and lets it resync them from the leader"
+    return _recover_refusal(
+        host,
+        confirmation,
+        list(groups.get("zookeeper", [])),
+        "zookeeper",
+        "the ZooKeeper server to recover",
+        "stops ZooKeeper on {name}, sets its snapshots and transaction logs aside (renamed, not deleted) "
+        "and lets it resync them from the leader",
     )
-    return _confirmed(name, confirmation, RECOVER_CONFIRM_VAR, "recover", what)
 
 
 def broker_recover_refusal(host: Any, confirmation: Any, groups: Mapping[str, Iterable[str]]) -> str:
@@ -123,12 +131,12 @@ def broker_recover_refusal(host: Any, confirmation: Any, groups: Mapping[str, It
     of the inventory and the operator must name it in the confirmation. That it does not serve or
     its disk is full, and what on it the cluster has deleted, the playbook reads from the host and
     the cluster (kafkakit.log_reclaim)."""
-    brokers = list(groups.get("kafka_broker", []))
-    name, why = _named_member(host, brokers, "kafka_broker", RECOVER_HOST_VAR, "the broker to recover")
-    if why:
-        return why
-    what = (
-        f"stops Kafka on {name}, deletes from its log dirs the data of topics the cluster has deleted "
-        "(and directories Kafka dropped), and starts it again"
+    return _recover_refusal(
+        host,
+        confirmation,
+        list(groups.get("kafka_broker", [])),
+        "kafka_broker",
+        "the broker to recover",
+        "stops Kafka on {name}, deletes from its log dirs the data of topics the cluster has deleted "
+        "(and directories Kafka dropped), and starts it again",
     )
-    return _confirmed(name, confirmation, RECOVER_CONFIRM_VAR, "recover", what)

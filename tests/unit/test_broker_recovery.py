@@ -4,24 +4,16 @@ filled is tests/integration/test_faults.py."""
 
 from __future__ import annotations
 
-import importlib.util
-import json
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
 from kafkakit.log_reclaim import canonical_id, reclaimable, recover_refusal
 from kafkakit.ops_guards import broker_recover_refusal
+from tests.unit import plugin_files
 
-_spec = importlib.util.spec_from_file_location(
-    "kafkakit_log_dirs", Path(__file__).parents[2] / "ansible/plugins/modules/kafkakit_log_dirs.py"
-)
-assert _spec and _spec.loader
-log_dirs = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = log_dirs
-_spec.loader.exec_module(log_dirs)
+log_dirs = plugin_files.load("modules/kafkakit_log_dirs.py", "kafkakit_log_dirs")
 
 # Ids as the cluster reports them: confluent-kafka prints the standard base64 alphabet.
 LIVE = {
@@ -115,14 +107,7 @@ def test_the_guard_names_what_it_touches_and_wants_the_broker_named() -> None:
 
 
 def run_module(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, args: dict) -> dict:
-    from ansible.module_utils import basic
-    from ansible.module_utils.common.text.converters import to_bytes
-
-    monkeypatch.setattr(basic, "_ANSIBLE_ARGS", to_bytes(json.dumps({"ANSIBLE_MODULE_ARGS": args})))
-    monkeypatch.setattr(basic, "_ANSIBLE_PROFILE", "legacy", raising=False)
-    with pytest.raises(SystemExit):
-        log_dirs.main()
-    return json.loads(capsys.readouterr().out)
+    return plugin_files.run_module(log_dirs, monkeypatch, capsys, args)
 
 
 @pytest.fixture

@@ -5,21 +5,14 @@ the real storage tool)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location(
-    "kafka_storage_format", ROOT / "ansible" / "plugins" / "modules" / "kafka_storage_format.py"
-)
-assert _spec and _spec.loader
-fmt = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = fmt  # dataclasses look their module up
-_spec.loader.exec_module(fmt)
+from tests.unit import plugin_files
+
+fmt = plugin_files.load("modules/kafka_storage_format.py", "kafka_storage_format")
 
 CLUSTER = "MkU3OEVBNTcwNTJENDM2Qk"
 OTHER = "OtherClusterIdAAAAAAAA"
@@ -190,14 +183,7 @@ def test_parameter_checks() -> None:
 
 
 def run_module(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, args: dict) -> dict:
-    from ansible.module_utils import basic
-    from ansible.module_utils.common.text.converters import to_bytes
-
-    monkeypatch.setattr(basic, "_ANSIBLE_ARGS", to_bytes(json.dumps({"ANSIBLE_MODULE_ARGS": args})))
-    monkeypatch.setattr(basic, "_ANSIBLE_PROFILE", "legacy", raising=False)
-    with pytest.raises(SystemExit):
-        fmt.main()
-    return json.loads(capsys.readouterr().out)
+    return plugin_files.run_module(fmt, monkeypatch, capsys, args)
 
 
 @pytest.fixture

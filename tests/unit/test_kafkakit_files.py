@@ -4,14 +4,14 @@ ansible-playbook runs on this machine (local connection), and its staleness rule
 from __future__ import annotations
 
 import base64
-import importlib.util
 import json
 import os
 import stat
 from pathlib import Path
 from types import ModuleType
 
-from tests.unit.ansible_run import ANSIBLE_DIR, run_playbook
+from tests.unit import plugin_files
+from tests.unit.ansible_run import run_playbook
 
 SECRET = "canary-9f3e2b"
 
@@ -95,12 +95,7 @@ def test_check_diff_shows_plain_text_and_never_the_secret(tmp_path: Path) -> Non
 
 def load_module() -> ModuleType:
     """The module_utils file kafkakit_files (and kafkakit_principal_state) read the unit with."""
-    path = ANSIBLE_DIR / "plugins" / "module_utils" / "kafkakit_units.py"
-    spec = importlib.util.spec_from_file_location("kafkakit_units", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return plugin_files.load("module_utils/kafkakit_units.py", "kafkakit_units")
 
 
 def test_a_file_written_after_the_unit_started_is_newer(tmp_path: Path) -> None:

@@ -3,12 +3,10 @@ are Ansible's lazy objects and the markers are set_fact results, as in the roles
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
+from tests.unit import plugin_files
 from tests.unit.ansible_run import run_playbook
-
-ROOT = Path(__file__).resolve().parents[2]
 
 PLAY = """\
 - name: Mark some hosts, as a role does before its roll
@@ -37,10 +35,7 @@ def test_the_hosts_whose_marker_is_true_and_only_those(tmp_path: Path) -> None:
 
 
 def test_roll_waves_take_one_host_per_data_centre_in_each_dc_order() -> None:
-    spec = importlib.util.spec_from_file_location("kafkakit_filters", ROOT / "ansible/plugins/filter/kafkakit.py")
-    assert spec and spec.loader
-    filters = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(filters)
+    filters = plugin_files.load("filter/kafkakit.py", "kafkakit_filters")
     kafkakit_roll_waves = filters.kafkakit_roll_waves
     hostvars = {h: {"dc": h.split("-")[0]} for h in ["dc1-a", "dc1-b", "dc1-c", "dc2-a", "dc2-b"]}
     order = ["dc1-b", "dc1-c", "dc1-a", "dc2-b", "dc2-a"]

@@ -3,12 +3,9 @@ hosts super.users must still name, through the three runs of the move and the ca
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 from kafkakit.principals import DcPlan, ServerState, dc_plan, principal_plan, state_from_result
+from tests.unit import plugin_files
 
-ROOT = Path(__file__).resolve().parents[2]
 BROKERS = ["k1", "k2", "k3"]
 
 
@@ -107,11 +104,7 @@ def test_data_centres_are_decided_apart_and_from_the_module_results() -> None:
 
 
 def test_the_servers_read_are_every_broker_and_controller_of_the_play_data_centres() -> None:
-    path = ROOT / "ansible/plugins/filter/principals.py"
-    spec = importlib.util.spec_from_file_location("principals_filters", path)
-    assert spec and spec.loader
-    filters = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(filters)
+    filters = plugin_files.load("filter/principals.py", "principals_filters")
     groups = {"kafka_broker": ["a1", "a2", "b1"], "kafka_controller": ["b9"], "monitoring": ["m1"]}
     hostvars = {
         "a1": {"dc": "dc1", "private_ip": "10.0.0.1"},
