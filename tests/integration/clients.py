@@ -27,6 +27,9 @@ class ProduceReport:
     failed: list[str] = field(default_factory=list)
     longest_gap_s: float = 0.0
     aborted: int = 0  # transactions aborted and sent again (produce_transactions only)
+    # produce() refusals of a topic librdkafka's metadata momentarily lacked (a broker rolling
+    # between metadata sources): the transaction was aborted and sent again (produce_transactions).
+    refused: list[str] = field(default_factory=list)
     # librdkafka's idempotence events (PID, epoch bumps, drains), kept when asked for: they say
     # whether a value stored twice came from the client re-sending under a new epoch.
     idempotence: list[str] = field(default_factory=list)
@@ -123,17 +126,24 @@ def produce_transactions(
     report: ProduceReport | None = None,
     stop: threading.Event | None = None,
     window_s: float = 0.1,
+    trace_idempotence: bool = False,
+    resend_for_s: float = 300,
 ) -> ProduceReport:
     """Send up to `count` messages 'key:seq' in short transactions (one per `window_s`); a message
     is acknowledged when its transaction commits. An aborted transaction is sent again with the
-    same values and counted in `report.aborted`. Why transactions: the idempotent producer alone
-    can store a value twice when a leader change makes librdkafka bump its epoch
-    (confluentinc/librdkafka#4953); read_committed readers see each committed value once."""
+    same values and counted in `report.aborted`, for at most `resend_for_s` per transaction. Why
+    transactions: the idempotent producer alone can store a value twice when a leader change makes
+    librdkafka bump its epoch (confluentinc/librdkafka#4953); read_committed readers see each
+    committed value once. `trace_idempotence` as in produce_sequence."""
     keys = list(keys)
     report = report if report is not None else ProduceReport()
-    producer = durable_producer(
-        conf, **{"transactional.id": f"kafkakit-test-{uuid.uuid4().hex[:8]}", "transaction.timeout.ms": "60000"}
-    )
+    extra: dict[str, object] = {
+        "transactional.id": f"kafkakit-test-{uuid.uuid4().hex[:8]}",
+        "transaction.timeout.ms": "60000",
+    }
+    if trace_idempotence:
+        extra |= idempotence_logger(report.idempotence)
+    producer = durable_producer(conf, **extra)
     _retrying(lambda: producer.init_transactions(30), "init_transactions")
     start = last_ok = time.monotonic()
     seq = 0
@@ -149,8 +159,12 @@ def produce_transactions(
                 if ahead > 0:
                     time.sleep(ahead)
             report.sent += len(batch)
-            while not _commit(producer, topic, batch):
+            give_up = time.monotonic() + resend_for_s
+            while not _commit(producer, topic, batch, report.refused):
                 report.aborted += 1
+                if time.monotonic() > give_up:
+                    report.failed.append(f"a transaction of {len(batch)} aborted for {resend_for_s:.0f} s")
+                    return report
             now = time.monotonic()
             report.longest_gap_s = max(report.longest_gap_s, now - last_ok)
             last_ok = now
@@ -160,7 +174,12 @@ def produce_transactions(
     return report
 
 
-def _commit(producer: Producer, topic: str, batch: list[tuple[str, int]]) -> bool:
+# Raised by produce() itself when the client's metadata lacks the topic for a moment; the topic
+# is there, so the transaction is aborted and sent again, and the refusal kept in the report.
+_UNKNOWN = {KafkaError._UNKNOWN_TOPIC, KafkaError._UNKNOWN_PARTITION}
+
+
+def _commit(producer: Producer, topic: str, batch: list[tuple[str, int]], refused: list[str]) -> bool:
     """One transaction holding `batch`: True once committed, False when it had to be aborted."""
     try:
         producer.begin_transaction()
@@ -174,7 +193,10 @@ def _commit(producer: Producer, topic: str, batch: list[tuple[str, int]]) -> boo
         _retrying(lambda: producer.commit_transaction(60), "commit_transaction")
         return True
     except KafkaException as e:
-        if not e.args[0].txn_requires_abort():
+        if e.args[0].code() in _UNKNOWN:
+            refused.append(f"{time.strftime('%H:%M:%S')} {e.args[0]}")
+            producer.poll(1)  # give the metadata refresh a moment before sending again
+        elif not e.args[0].txn_requires_abort():
             raise
     _retrying(lambda: producer.abort_transaction(60), "abort_transaction")
     return False

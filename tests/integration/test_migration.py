@@ -3,14 +3,16 @@ in ZooKeeper mode (Kafka 3.9, three brokers over three racks, its own ensemble, 
 ACLs and topics, and the three controllers it migrates to), is started for this test and removed
 after it, even when it fails; dc1 and dc2 are not touched.
 
-Under an idempotent acks=all producer and a consumer group that commits every message, dc3 goes
+Under a transactional producer (idempotent, acks=all; a message is acknowledged when its
+transaction commits) and a read_committed consumer group that commits every message, dc3 goes
 through ops/migrate-to-kraft.yml to dual-write in one run, back to ZooKeeper with
-ops/rollback-to-zookeeper.yml, across again phase by phase and finalized; then its inventory says kraft, a first
-site.yml rewrites only the brokers' storage helper and a second changes nothing; then ops/upgrade.yml
-takes it to the kit's Kafka 4.x, under load too. After every step: an existing SCRAM user logs in, a
-granted write works and a denied one is refused, a password changed before the migration is the one
-that works; topic configs and a group's committed offsets are the ones from before; and a user's
-client quotas, after each step that moves where the metadata is read from."""
+ops/rollback-to-zookeeper.yml, across again phase by phase and finalized; then its inventory says
+kraft, a first site.yml rewrites only the brokers' storage helper and a second changes nothing;
+then ops/upgrade.yml takes it to the kit's Kafka 4.x, under load too. After every step: an
+existing SCRAM user logs in, a granted write works and a denied one is refused, a password changed
+before the migration is the one that works; topic configs and a group's committed offsets are the
+ones from before; and a user's client quotas, after each step that moves where the metadata is
+read from."""
 
 from __future__ import annotations
 
@@ -28,7 +30,15 @@ from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
 from kafkakit.admin import create_topics_retrying, read_client_conf
 from kafkakit.scram_users import AdminScramStore, apply_users, login_checker, parse_users
-from tests.integration.clients import ProduceReport, consumer, denied, produce_one, produce_sequence, read_all
+from tests.integration.clients import (
+    ProduceReport,
+    consumer,
+    denied,
+    produce_one,
+    produce_sequence,
+    produce_transactions,
+    read_all,
+)
 from tests.integration.conftest import wait_until
 from tests.integration.lab import CLIENT_DIR, ROOT, Lab
 from tests.integration.playbooks import module_process, playbook_process, recap, restart_order, run_playbook
@@ -73,8 +83,9 @@ def user(name: str) -> dict[str, str]:
 
 @dataclass
 class GroupReader:
-    """A consumer group member reading the load, committing each message once processed: after a
-    roll it resumes from what it committed, so every redelivery is one whose commit failed."""
+    """A consumer group member reading the load's committed transactions, committing each message
+    once processed: after a roll it resumes from what it committed, so every redelivery is one
+    whose commit failed."""
 
     conf: dict[str, str]
     topic: str
@@ -85,7 +96,7 @@ class GroupReader:
     stop: threading.Event = field(default_factory=threading.Event)
 
     def run(self) -> None:
-        c = consumer(self.conf, self.group)
+        c = consumer(self.conf, self.group, **{"isolation.level": "read_committed"})
         c.subscribe([self.topic])
         try:
             while not self.stop.is_set():
@@ -262,7 +273,10 @@ def kafka_versions(lab: Lab) -> set[str]:
 
 @dataclass
 class Load:
-    """The idempotent acks=all producer and the group reader, both running through the steps."""
+    """The transactional producer and the group reader, both running through the steps. Why
+    transactions: a plain idempotent producer stored one value twice across a broker roll of this
+    test (2026-11-27: librdkafka bumped its epoch and re-sent an in-flight message, as in
+    confluentinc/librdkafka#4953); a committed transaction is read once by read_committed readers."""
 
     conf: dict[str, str]
     topic: str
@@ -278,9 +292,9 @@ class Load:
             t.start()
 
     def produce(self) -> None:
-        """The producer, its end (an exception included) noted among the steps' events."""
+        """The producer, its end (an exception or a fatal error included) noted among the steps' events."""
         try:
-            produce_sequence(
+            produce_transactions(
                 self.conf,
                 self.topic,
                 10_000_000,
@@ -288,12 +302,16 @@ class Load:
                 rate_per_s=50,
                 report=self.report,
                 stop=self.stop,
+                window_s=0.2,
                 trace_idempotence=True,
             )
         except Exception as exc:
             self.events.append((time.monotonic(), f"the producer stopped: {exc!r}"))
             raise
-        self.events.append((time.monotonic(), "the producer stopped as asked"))
+        if self.report.failed:
+            self.events.append((time.monotonic(), f"the producer stopped: {self.report.failed[-1]}"))
+        else:
+            self.events.append((time.monotonic(), "the producer stopped as asked"))
 
     def timeline(self) -> str:
         first = self.events[0][0] if self.events else 0.0
@@ -304,7 +322,9 @@ class Load:
         self.stop.set()
         self.threads[0].join(300)
         stopped = [e for _, e in self.events if e.startswith("the producer stopped")]
-        assert stopped == ["the producer stopped as asked"], f"{what}: the producer failed\n{self.timeline()}"
+        assert stopped == ["the producer stopped as asked"], (
+            f"{what}: the producer failed\n{self.timeline()}\nproduce() refusals: {self.report.refused[-10:]}"
+        )
         wait_until(
             "the group read every acknowledged message",
             lambda: {f"{d.key}:{d.seq}" for d in self.report.acked} <= self.reader.seen,
@@ -335,8 +355,9 @@ class Load:
             f"{what}: {self.reader.redelivered} redelivered, {self.reader.failed_commits} commits failed"
         )
         return (
-            f"{what}: {r.sent} sent, {len(acked)} acked, 0 lost, 0 duplicated, longest ack gap "
-            f"{r.longest_gap_s:.2f} s, {len(bumps)} idempotence epoch events; group: "
+            f"{what}: {r.sent} sent, {len(acked)} committed, 0 lost, 0 duplicated, longest window without "
+            f"a commit {r.longest_gap_s:.2f} s, {r.aborted} transactions aborted and sent again "
+            f"({len(r.refused)} at produce()), {len(bumps)} idempotence epoch events; group: "
             f"{len(self.reader.seen)} read, {self.reader.redelivered} redelivered after "
             f"{self.reader.failed_commits} failed commits"
         )
