@@ -5,7 +5,8 @@ encrypted volume, and a payload produced to Kafka is readable by a consumer, pre
 In the lab the volume is an ext4 image with native encryption (fscrypt) on a loop device. On AWS the
 encryption is the KMS-encrypted EBS volume, below the block device, where the raw bytes cannot be
 read from the host: those checks are skipped there (hosts with `storage_volume_id` in the inventory).
-In the lab, a data directory anywhere but on the loop-mounted image fails the tests."""
+In the lab, a data directory anywhere but on the loop-mounted image fails the tests. A ZooKeeper
+server beside a broker (dc1) has a volume of its own, so a full Kafka disk leaves its log room."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from tests.integration.lab import Lab
 LAB = Lab()
 DCS = ("dc1", "dc2")
 STORAGE_UNIT = "kafkakit-storage"
+ZOOKEEPER_STORAGE_UNIT = "kafkakit-storage-zookeeper"  # its own volume, beside a broker
 BROKERS = [(h, "kafka") for dc in DCS for h in LAB.brokers(dc)]
 ZOOKEEPERS = [(h, "zookeeper") for dc in DCS for h in LAB.zookeepers(dc)]
 
@@ -69,10 +71,13 @@ def volume_of(host, node, path: str) -> Volume:
 @pytest.mark.parametrize(("node", "service"), BROKERS + ZOOKEEPERS, ids=lambda v: getattr(v, "name", v))
 def test_data_dirs_are_on_the_encrypted_volume(node, service):
     host = LAB.testinfra(node)
-    unit = host.service(STORAGE_UNIT)
+    beside_broker = service == "zookeeper" and node.broker_id is not None
+    unit = host.service(ZOOKEEPER_STORAGE_UNIT if beside_broker else STORAGE_UNIT)
     assert unit.is_enabled and unit.is_running
+    kafka_devices = {volume_of(host, node, d).device for d in data_dirs(host, "kafka")} if beside_broker else set()
     for path in data_dirs(host, service):
         volume = volume_of(host, node, path)
+        assert volume.device not in kafka_devices, f"{path} shares {volume.device} with the broker's log dirs"
         assert volume.fstype == "ext4", f"{path}: {volume}"
         if volume.image is None:
             continue  # EBS: encrypted by KMS below the block device, nothing to see from the host
