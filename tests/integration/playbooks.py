@@ -55,6 +55,13 @@ def run_site(*extra: str) -> str:
     return run_playbook("site.yml", *extra)
 
 
+def lab_up(*spares: str) -> None:
+    """lab/lab-up.yml: the lab's usual hosts plus `spares` (ansible/lab/lab-config.yml's
+    lab_spare_hosts), running and in the inventory; spares not named are removed."""
+    tag = (ROOT / "build/lab-image.tag").read_text().strip()
+    run_playbook("lab/lab-up.yml", "-e", f"lab_image={tag}", "-e", json.dumps({"lab_spares": list(spares)}))
+
+
 def recap(output: str) -> dict[str, dict[str, int]]:
     rows = re.findall(r"^(\S+)\s+: (ok=.*)$", output, re.M)
     return {host: {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", stats)} for host, stats in rows}

@@ -12,17 +12,12 @@ import pytest
 from kafkakit.reassignment import read_cluster, replica_counts, throttles_left
 from tests.integration.conftest import fresh_admin
 from tests.integration.faults import assert_clean, run_scenario
-from tests.integration.lab import ROOT, Lab
-from tests.integration.playbooks import restart_order, run_playbook, run_site
+from tests.integration.lab import Lab
+from tests.integration.playbooks import lab_up, restart_order, run_playbook, run_site
 
 pytestmark = pytest.mark.faults
 
 NEW_HOST = "dc1-kafka4"
-
-
-def lab_up(*spares: str) -> None:
-    tag = (ROOT / "build/lab-image.tag").read_text().strip()
-    run_playbook("lab/lab-up.yml", "-e", f"lab_image={tag}", "-e", json.dumps({"lab_spares": list(spares)}))
 
 
 def brokers_and_controller(lab: Lab, dc: str) -> list[str]:
