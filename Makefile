@@ -70,7 +70,7 @@ help:
 	@echo "make lab       deploy the local two-DC lab (podman) with site.yml and verify it"
 	@echo "make test      the whole test suite: lint and unit tests beside the set-up, then the lab-backed integration tests"
 	@echo "make test-migration  the ZooKeeper -> KRaft migration test on dc3 (about 25 min; not in make test yet)"
-	@echo "make test-controllers  the add/remove-controller test on dc2 (about 10 min; not in make test yet)"
+	@echo "make test-controllers  the add/remove-controller test on dc2 (about 8 min; not in make test yet)"
 	@echo "make lab-down  remove the lab's containers, network and files (the base image stays for the next lab)"
 	@echo "make lab-clean lab-down, and the lab's base images too"
 	@echo "make lab-dc3   add a third, ZooKeeper-mode data centre to the running lab (migration rehearsals)"
@@ -225,7 +225,7 @@ test: apt venv
 	@$(call BESIDE,artifacts unit,image lint,build/test-logs/unit.log)
 	@$(MAKE) --no-print-directory integration VERIFY_ARGS="-e verify_spark_smoke=false"
 
-# The migration test (25 min on the lab) and the add/remove-controller test (about 10 min) are not
+# The migration test (25 min on the lab) and the add/remove-controller test (about 8 min) are not
 # in `make test` yet: with them the suite would run past its 60-min budget. They run on their own
 # until the suite has made room (README, "Migrating ..." and "KRaft controllers").
 integration: lab
@@ -238,7 +238,7 @@ test-migration: lab
 	@$(PY) -m pytest tests/integration/test_migration.py $(PYTEST_ARGS)
 
 test-controllers: lab
-	@echo "==> the add/remove-controller test (dc2, two spare controllers, about 10 min)"
+	@echo "==> the add/remove-controller test (dc2, two spare controllers, about 8 min)"
 	@$(PY) -m pytest tests/integration/test_controller_membership.py $(PYTEST_ARGS)
 
 versions: venv
