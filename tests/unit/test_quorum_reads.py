@@ -6,13 +6,8 @@ argument, `describe --replication` (lag per replica) as its second. A directory 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from pathlib import Path
 
-import yaml
-
-ROOT = Path(__file__).resolve().parents[2]
-TASK_FILES = sorted(ROOT.glob("roles/*/tasks/*.yml")) + sorted(ROOT.glob("ansible/**/*.yml"))
+from tests.unit.task_files import ROOT, all_tasks
 
 # (what the template reads, the describe mode its registered output must come from)
 READS = (
@@ -22,32 +17,21 @@ READS = (
 )
 
 
-def tasks(node: object) -> Iterator[dict]:
-    """Every task of a task file or playbook, blocks and plays included."""
-    if isinstance(node, list):
-        for item in node:
-            yield from tasks(item)
-    elif isinstance(node, dict):
-        yield node
-        for key in ("block", "rescue", "always", "tasks", "pre_tasks", "post_tasks", "handlers"):
-            yield from tasks(node.get(key))
-
-
 def registered_commands() -> dict[str, str]:
     out: dict[str, str] = {}
-    for path in TASK_FILES:
-        for task in tasks(yaml.safe_load(path.read_text())):
-            command = task.get("ansible.builtin.command")
-            if "register" in task and command is not None:
-                out[task["register"]] = " ".join(command) if isinstance(command, list) else str(command)
+    for task in all_tasks():
+        command = task.task.get("ansible.builtin.command")
+        if "register" in task.task and command is not None:
+            out[task.task["register"]] = " ".join(command) if isinstance(command, list) else str(command)
     return out
 
 
 def test_each_quorum_output_is_read_by_its_own_parser() -> None:
     commands = registered_commands()
+    sources = sorted({task.source for task in all_tasks()})
     reads = [
         (path.relative_to(ROOT), name, mode)
-        for path in TASK_FILES
+        for path in sources
         for pattern, mode in READS
         for name in pattern.findall(path.read_text())
     ]

@@ -14,20 +14,15 @@ from __future__ import annotations
 import functools
 import re
 import warnings
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import jinja2
 import jinja2.nodes
 import pytest
-import yaml
 
 from kafkakit.inventory import SECRETS
-
-ROOT = Path(__file__).resolve().parents[2]
-PLAYBOOK_DIRS = [ROOT / "ansible", ROOT / "ansible" / "ops", ROOT / "ansible" / "lab"]
+from tests.unit.task_files import ROOT, Task, all_tasks, load
 
 # Module -> its argument holding inline text (None: a template, whose text is the src file).
 WRITERS: dict[str, str | None] = {
@@ -38,15 +33,9 @@ WRITERS: dict[str, str | None] = {
     "replace": "replace",
     "ini_file": "value",
 }
-PLAY_TASK_KEYS = ("pre_tasks", "tasks", "post_tasks", "handlers")
-BLOCK_KEYS = ("block", "rescue", "always")
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 ENV = jinja2.Environment()
 GENERATED = "<a password lookup>"
-
-
-def load(path: Path) -> Any:
-    return yaml.safe_load(path.read_text()) if path.exists() else None
 
 
 def names_in(value: Any) -> set[str]:
@@ -175,53 +164,6 @@ def module_of(task: dict) -> tuple[str, Any] | None:
         if short in WRITERS and (key == short or key.startswith(("ansible.builtin.", "community.general."))):
             return short, args
     return None
-
-
-@dataclass
-class Task:
-    root: Path
-    source: Path  # the tasks file or playbook
-    templates: Path  # where a relative template src is looked up
-    task: dict
-    diff: object  # the effective `diff` keyword (task, else enclosing block or play)
-    vars: dict  # enclosing block and play vars, then the task's own
-
-    @property
-    def name(self) -> str:
-        return f"{self.source.relative_to(self.root)}: {self.task.get('name', '?')}"
-
-
-def walk(
-    root: Path, tasks: Any, source: Path, templates: Path, diff: object = None, scope: dict | None = None
-) -> Iterator[Task]:
-    for task in tasks or []:
-        if not isinstance(task, dict):
-            continue
-        here_diff = task.get("diff", diff)
-        here_vars = {**(scope or {}), **(task.get("vars") or {})}
-        if any(k in task for k in BLOCK_KEYS):
-            for key in BLOCK_KEYS:
-                yield from walk(root, task.get(key), source, templates, here_diff, here_vars)
-        else:
-            yield Task(root, source, templates, task, here_diff, here_vars)
-
-
-def all_tasks(root: Path = ROOT) -> Iterator[Task]:
-    for role in sorted((root / "roles").iterdir()):
-        for folder in ("tasks", "handlers"):
-            for path in sorted((role / folder).glob("*.yml")):
-                yield from walk(root, load(path), path, role / "templates")
-    for folder in PLAYBOOK_DIRS if root == ROOT else [root]:
-        for path in sorted(folder.glob("*.yml")):
-            doc = load(path)
-            if not isinstance(doc, list):
-                continue
-            for play in doc:
-                if isinstance(play, dict) and "hosts" in play:
-                    for key in PLAY_TASK_KEYS:
-                        yield from walk(
-                            root, play.get(key), path, path.parent / "templates", play.get("diff"), play.get("vars")
-                        )
 
 
 def spec_secrets(root: Path = ROOT) -> set[str]:
