@@ -26,6 +26,7 @@ class ProduceReport:
     acked: list[Delivery] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     longest_gap_s: float = 0.0
+    longest_gap_end: float = 0.0  # time.time() when that window ended: which step it fell in
     aborted: int = 0  # transactions aborted and sent again (produce_transactions only)
     # produce() refusals of a topic librdkafka's metadata momentarily lacked (a broker rolling
     # between metadata sources): the transaction was aborted and sent again (produce_transactions).
@@ -51,6 +52,11 @@ def idempotence_logger(into: list[str]) -> dict[str, object]:
     log.setLevel(logging.DEBUG)
     log.addHandler(_Keep(into))
     return {"debug": "eos", "logger": log}
+
+
+def _gap(report: ProduceReport, gap: float) -> None:
+    if gap > report.longest_gap_s:
+        report.longest_gap_s, report.longest_gap_end = gap, time.time()
 
 
 def durable_producer(conf: dict[str, str], **extra: object) -> Producer:
@@ -82,7 +88,7 @@ def produce_sequence(
             report.failed.append(str(err))
             return
         now = time.monotonic()
-        report.longest_gap_s = max(report.longest_gap_s, now - last_ok)
+        _gap(report, now - last_ok)
         last_ok = now
         key, seq = msg.value().decode().split(":")
         report.acked.append(Delivery(key, int(seq), msg.partition(), msg.offset()))
@@ -166,7 +172,7 @@ def produce_transactions(
                     report.failed.append(f"a transaction of {len(batch)} aborted for {resend_for_s:.0f} s")
                     return report
             now = time.monotonic()
-            report.longest_gap_s = max(report.longest_gap_s, now - last_ok)
+            _gap(report, now - last_ok)
             last_ok = now
             report.acked.extend(Delivery(key, s, -1, -1) for key, s in batch)
     except KafkaException as e:  # fatal: the rest can never be committed

@@ -6,6 +6,7 @@ import json
 import os
 import re
 import subprocess
+from datetime import datetime
 from pathlib import Path
 
 from tests.integration.lab import ANSIBLE_INVENTORY, ROOT
@@ -17,12 +18,17 @@ LOGS = ROOT / "build/test-logs"
 STRATEGY = os.environ.get("KAFKAKIT_TEST_STRATEGY", "mitogen_linear")
 
 
-def playbook_process(playbook: str, *extra: str, strategy: str = STRATEGY) -> subprocess.CompletedProcess[str]:
+def playbook_process(
+    playbook: str, *extra: str, strategy: str = STRATEGY, task_times: bool = False
+) -> subprocess.CompletedProcess[str]:
     """Run an ansible/ playbook against the deployment, whatever its outcome. The whole output
     also goes to build/test-logs/<playbook>.log (the last run of each), for failures whose cause
-    is far above the tail. Over `strategy` (STRATEGY unless a test says otherwise)."""
+    is far above the tail. Over `strategy` (STRATEGY unless a test says otherwise); `task_times`
+    stamps each task's start (profile_tasks) for task_started()."""
     env = {**os.environ, "ANSIBLE_CONFIG": "ansible.cfg", "ANSIBLE_NOCOLOR": "1"}
     env["ANSIBLE_STRATEGY"] = strategy
+    if task_times:
+        env["ANSIBLE_CALLBACKS_ENABLED"] = "ansible.posix.profile_roles,ansible.posix.profile_tasks"
     proc = subprocess.run(
         ["ansible-playbook", "-i", str(ANSIBLE_INVENTORY), playbook, *extra],
         cwd=ROOT / "ansible",
@@ -36,10 +42,10 @@ def playbook_process(playbook: str, *extra: str, strategy: str = STRATEGY) -> su
     return proc
 
 
-def run_playbook(playbook: str, *extra: str, strategy: str = STRATEGY) -> str:
-    """Run an ansible/ playbook against the deployment (over `strategy`, as playbook_process); its
-    output, or a failure with the hosts that failed and its tail."""
-    proc = playbook_process(playbook, *extra, strategy=strategy)
+def run_playbook(playbook: str, *extra: str, strategy: str = STRATEGY, task_times: bool = False) -> str:
+    """Run an ansible/ playbook against the deployment (`strategy` and `task_times` as
+    playbook_process); its output, or a failure with the hosts that failed and its tail."""
+    proc = playbook_process(playbook, *extra, strategy=strategy, task_times=task_times)
     failures = [line for line in proc.stdout.splitlines() if line.startswith(("fatal:", "failed:"))]
     assert proc.returncode == 0, (
         f"{playbook} failed (whole output: {LOGS}/{Path(playbook).stem}.log)\n"
@@ -60,6 +66,12 @@ def lab_up(*spares: str) -> None:
     lab_spare_hosts), running and in the inventory; spares not named are removed."""
     tag = (ROOT / "build/lab-image.tag").read_text().strip()
     run_playbook("lab/lab-up.yml", "-e", f"lab_image={tag}", "-e", json.dumps({"lab_spares": list(spares)}))
+
+
+def task_started(output: str) -> list[tuple[float, str]]:
+    """(time.time(), banner) of each task of a run made with task_times=True."""
+    stamped = re.findall(r"^TASK \[(.*?)\] \**\n(\w+ \d+ \w+ \d{4}  \d\d:\d\d:\d\d [+-]\d{4})", output, re.M)
+    return [(datetime.strptime(at, "%A %d %B %Y  %H:%M:%S %z").timestamp(), task) for task, at in stamped]
 
 
 def recap(output: str) -> dict[str, dict[str, int]]:

@@ -40,7 +40,14 @@ from tests.integration.clients import (
 )
 from tests.integration.conftest import wait_until
 from tests.integration.lab import CLIENT_DIR, ROOT, Lab
-from tests.integration.playbooks import module_process, playbook_process, recap, restart_order, run_playbook
+from tests.integration.playbooks import (
+    module_process,
+    playbook_process,
+    recap,
+    restart_order,
+    run_playbook,
+    task_started,
+)
 from tests.integration.quorum import controller_by_id, leader
 
 pytestmark = pytest.mark.faults
@@ -128,16 +135,37 @@ class Checks:
     # the load says during which step it happened.
     events: list[tuple[float, str]] = field(default_factory=list)
 
+    # (name, time.time() at its start and end, output with each task's start): where a window
+    # without a commit fell.
+    runs: list[tuple[str, float, float, str]] = field(default_factory=list)
+
     def step(self, name: str, playbook: str, *extra: str, quotas: bool = True) -> str:
-        start = time.monotonic()
+        start, wall = time.monotonic(), time.time()
         self.events.append((start, f"start: {name}"))
         out = run_playbook(
-            playbook, "-e", f"kraft_migrate_dc={DC}", "-e", f"kraft_rollback_dc={DC}", *extra, strategy=OPS_STRATEGY
+            playbook,
+            "-e",
+            f"kraft_migrate_dc={DC}",
+            "-e",
+            f"kraft_rollback_dc={DC}",
+            *extra,
+            strategy=OPS_STRATEGY,
+            task_times=True,
         )
         self.timings[name] = time.monotonic() - start
         self.events.append((time.monotonic(), f"end: {name}"))
+        self.runs.append((name, wall, time.time(), out))
         self.hold(name, quotas)
         return out
+
+    def during(self, at: float) -> str:
+        """The step and task running at `at` (time.time())."""
+        for name, start, end, out in self.runs:
+            if start <= at <= end:
+                tasks = [task for began, task in task_started(out) if began <= at]
+                return f"{name}, task {tasks[-1] if tasks else '(before the first)'!r}"
+        before = [name for name, start, _, _ in self.runs if start <= at]
+        return f"between steps, after {before[-1]!r}" if before else "before the first step"
 
     def hold(self, after: str, quotas: bool = True) -> None:
         admin_conf = self.lab.client_conf(DC)
@@ -361,6 +389,11 @@ class Load:
             f"{self.reader.failed_commits} failed commits"
         )
 
+    def longest_window(self, checks: Checks) -> str:
+        """When the longest window without a commit began, and what ran then."""
+        began = self.report.longest_gap_end - self.report.longest_gap_s
+        return f"began {time.strftime('%H:%M:%S', time.localtime(began))}, during {checks.during(began)}"
+
 
 def test_dc3_migrates_to_kraft_rolls_back_migrates_again_and_upgrades_under_load(dc3: Lab) -> None:
     lab = dc3
@@ -408,6 +441,7 @@ def test_dc3_migrates_to_kraft_rolls_back_migrates_again_and_upgrades_under_load
             text = lab.testinfra(c).file("/etc/kafka/controller.properties").content_string
             assert "zookeeper" not in text, f"{c.name} still migrating"
         migration = load.finish("migration and rollback")
+        migration += "\n  its longest window without a commit " + load.longest_window(checks)
     finally:
         load.stop.set()
         load.reader.stop.set()
@@ -427,15 +461,23 @@ def test_dc3_migrates_to_kraft_rolls_back_migrates_again_and_upgrades_under_load
     active = leader(lab, DC)
     assert active > 0, "no quorum leader before the upgrade"
     upgrade = Load(conf, f"upgrade-{uuid.uuid4().hex[:8]}")
-    start = time.monotonic()
+    start, wall = time.monotonic(), time.time()
     try:
         out = run_playbook(
-            "ops/upgrade.yml", "-e", f"roll_dc={DC}", "-e", f"kafka_version={UPGRADE_TO}", strategy=OPS_STRATEGY
+            "ops/upgrade.yml",
+            "-e",
+            f"roll_dc={DC}",
+            "-e",
+            f"kafka_version={UPGRADE_TO}",
+            strategy=OPS_STRATEGY,
+            task_times=True,
         )
     finally:
         upgrade.stop.set()
     checks.timings["upgrade to " + UPGRADE_TO] = time.monotonic() - start
+    checks.runs.append((f"upgrade to {UPGRADE_TO}", wall, time.time(), out))
     upgraded = upgrade.finish(f"upgrade 3.9 -> {UPGRADE_TO}")
+    upgraded += "\n  its longest window without a commit " + upgrade.longest_window(checks)
     assert kafka_versions(lab) == {UPGRADE_TO}
     assert sorted(restart_order(out)) == sorted(b.name for b in lab.brokers(DC))
     assert sorted(restart_order(out, "kafka-controller")) == sorted(c.name for c in lab.controllers(DC))
