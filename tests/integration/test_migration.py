@@ -41,6 +41,7 @@ from tests.integration.clients import (
 from tests.integration.conftest import wait_until
 from tests.integration.lab import CLIENT_DIR, ROOT, Lab
 from tests.integration.playbooks import (
+    LOGS,
     module_process,
     playbook_process,
     recap,
@@ -155,6 +156,8 @@ class Checks:
         self.timings[name] = time.monotonic() - start
         self.events.append((time.monotonic(), f"end: {name}"))
         self.runs.append((name, wall, time.time(), out))
+        # Each step's whole output, kept (run_playbook keeps only the last run of a playbook).
+        (LOGS / f"migration-step{len(self.runs)}.log").write_text(out)
         self.hold(name, quotas)
         return out
 
@@ -476,6 +479,7 @@ def test_dc3_migrates_to_kraft_rolls_back_migrates_again_and_upgrades_under_load
         upgrade.stop.set()
     checks.timings["upgrade to " + UPGRADE_TO] = time.monotonic() - start
     checks.runs.append((f"upgrade to {UPGRADE_TO}", wall, time.time(), out))
+    (LOGS / f"migration-step{len(checks.runs)}.log").write_text(out)
     upgraded = upgrade.finish(f"upgrade 3.9 -> {UPGRADE_TO}")
     upgraded += "\n  its longest window without a commit " + upgrade.longest_window(checks)
     assert kafka_versions(lab) == {UPGRADE_TO}
