@@ -141,8 +141,8 @@ class Checks:
     runs: list[tuple[str, float, float, str]] = field(default_factory=list)
 
     def step(self, name: str, playbook: str, *extra: str, quotas: bool = True) -> str:
-        start, wall = time.monotonic(), time.time()
-        self.events.append((start, f"start: {name}"))
+        start = time.time()
+        self.events.append((time.monotonic(), f"start: {name}"))
         out = run_playbook(
             playbook,
             "-e",
@@ -153,13 +153,18 @@ class Checks:
             strategy=OPS_STRATEGY,
             task_times=True,
         )
-        self.timings[name] = time.monotonic() - start
         self.events.append((time.monotonic(), f"end: {name}"))
-        self.runs.append((name, wall, time.time(), out))
-        # Each step's whole output, kept (run_playbook keeps only the last run of a playbook).
-        (LOGS / f"migration-step{len(self.runs)}.log").write_text(out)
+        self.keep(name, start, out)
         self.hold(name, quotas)
         return out
+
+    def keep(self, name: str, start: float, out: str) -> None:
+        """A step's run that began at `start` (time.time()) and printed `out`: its time, its place
+        for during(), and its whole output (run_playbook keeps only a playbook's last run)."""
+        end = time.time()
+        self.timings[name] = end - start
+        self.runs.append((name, start, end, out))
+        (LOGS / f"migration-step{len(self.runs)}.log").write_text(out)
 
     def during(self, at: float) -> str:
         """The step and task running at `at` (time.time())."""
@@ -464,7 +469,7 @@ def test_dc3_migrates_to_kraft_rolls_back_migrates_again_and_upgrades_under_load
     active = leader(lab, DC)
     assert active > 0, "no quorum leader before the upgrade"
     upgrade = Load(conf, f"upgrade-{uuid.uuid4().hex[:8]}")
-    start, wall = time.monotonic(), time.time()
+    start = time.time()
     try:
         out = run_playbook(
             "ops/upgrade.yml",
@@ -477,9 +482,7 @@ def test_dc3_migrates_to_kraft_rolls_back_migrates_again_and_upgrades_under_load
         )
     finally:
         upgrade.stop.set()
-    checks.timings["upgrade to " + UPGRADE_TO] = time.monotonic() - start
-    checks.runs.append((f"upgrade to {UPGRADE_TO}", wall, time.time(), out))
-    (LOGS / f"migration-step{len(checks.runs)}.log").write_text(out)
+    checks.keep(f"upgrade to {UPGRADE_TO}", start, out)
     upgraded = upgrade.finish(f"upgrade 3.9 -> {UPGRADE_TO}")
     upgraded += "\n  its longest window without a commit " + upgrade.longest_window(checks)
     assert kafka_versions(lab) == {UPGRADE_TO}
