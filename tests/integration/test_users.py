@@ -3,14 +3,19 @@ password, no-op, remove."""
 
 from __future__ import annotations
 
+import secrets
 import time
 import uuid
 
 import pytest
 
-from kafkakit.scram_users import AdminScramStore, apply_users, login_checker, parse_users
+from kafkakit.java_hash import hashmap_bucket
+from kafkakit.scram_users import AdminScramStore, ScramError, apply_users, login_checker, parse_users
+from tests.integration.conftest import wait_until
 
 pytestmark = pytest.mark.every_dc
+# A user whose name heads HashMap bucket 0, like kafka_scram_anchor_user's, but created after it.
+PROBE = "kafkakit-scram-probe-1ifwr"
 
 
 def test_a_password_changes_once_and_then_nothing_changes(admin, client_conf):
@@ -40,3 +45,40 @@ def test_a_password_changes_once_and_then_nothing_changes(admin, client_conf):
     while can_login(name, "second-password-2", "SCRAM-SHA-512"):
         assert time.monotonic() < deadline, "a removed user could still log in after 60 s"
         time.sleep(1)
+
+
+@pytest.mark.every_dc("kraft")
+@pytest.mark.usefixtures("healthy_after")
+def test_a_broker_replaying_its_whole_metadata_log_keeps_every_login(lab, dc, admin, client_conf):
+    """Kafka 4.1-4.4 drop every SCRAM credential of a mechanism when a node replays its metadata log
+    and the first change met is a removal (see kafka_scram_anchor_user). The probe's removal would be
+    that change, were the anchor not first: the broker that replays would refuse the admin."""
+    assert {hashmap_bucket(PROBE, 2**n) for n in range(4, 21)} == {0}
+    mechanism = client_conf["sasl.mechanisms"]
+    settings = {k: v for k, v in client_conf.items() if k != "bootstrap.servers"}
+    can_login = login_checker(client_conf["bootstrap.servers"], settings)
+    password = secrets.token_urlsafe(24)
+    store = AdminScramStore(admin)
+    store.upsert(parse_users([{"name": PROBE, "password": password, "mechanism": mechanism}]), 8192)
+    wait_until("the probe user logs in", lambda: can_login(PROBE, password, mechanism), 60)
+    store.delete([(PROBE, mechanism)])
+    wait_until("the removed probe user is refused", lambda: not can_login(PROBE, password, mechanism), 60)
+
+    # The broker's own metadata log removed: it fetches and replays the whole log from the controllers.
+    broker = lab.brokers(dc)[-1]
+    host = lab.testinfra(broker)
+    config = host.file("/etc/kafka/server.properties").content_string
+    props = dict(line.split("=", 1) for line in config.splitlines() if "=" in line and not line.startswith("#"))
+    metadata_dir = props.get("metadata.log.dir") or props["log.dirs"].split(",")[0]
+    host.run_expect([0], f"systemctl stop kafka && rm -rf {metadata_dir}/__cluster_metadata-0 && systemctl start kafka")
+    port = client_conf["bootstrap.servers"].split(",")[0].rsplit(":", 1)[1]
+    on_broker = login_checker(f"{broker.ip}:{port}", settings)
+
+    def admin_accepted() -> bool:
+        try:
+            return on_broker(settings["sasl.username"], settings["sasl.password"], mechanism)
+        except ScramError:  # not serving yet
+            return False
+
+    wait_until(f"{broker.name} accepting the admin after replaying the whole metadata log", admin_accepted, 180)
+    assert not on_broker(PROBE, password, mechanism)
