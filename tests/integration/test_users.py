@@ -1,5 +1,6 @@
 """SCRAM users as code against the real cluster, in every data centre: create, change a
-password, no-op, remove."""
+password, no-op, remove; and on KRaft, every login kept by a broker that replays its whole
+metadata log after a removal."""
 
 from __future__ import annotations
 
