@@ -21,6 +21,12 @@ ANSIBLE_INVENTORY = Path(os.environ.get("KAFKAKIT_ANSIBLE_INVENTORY", ROOT / "in
 CLIENT_DIR = Path(os.environ.get("KAFKAKIT_CLIENT_DIR", ROOT / "build/lab"))
 
 
+def properties(text: str) -> dict[str, str]:
+    """A Java .properties (or zoo.cfg) text as a dict; comments and blank lines skipped."""
+    pairs = (line.split("=", 1) for line in text.splitlines() if "=" in line and not line.startswith("#"))
+    return {k.strip(): v.strip() for k, v in pairs}
+
+
 @dataclass(frozen=True)
 class Host:
     name: str

@@ -4,18 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.lab import Lab
+from tests.integration.lab import Lab, properties
 
 LAB = Lab()
 ZOOKEEPERS = [h for dc in ("dc1", "dc2") for h in LAB.zookeepers(dc)]
 BROKERS = [h for dc in ("dc1", "dc2") for h in LAB.brokers(dc)]
 # The lab's dc2 is KRaft: its controllers instead of a ZooKeeper ensemble.
 CONTROLLERS = [h for dc in ("dc1", "dc2") for h in LAB.controllers(dc)]
-
-
-def properties(text: str) -> dict[str, str]:
-    pairs = (line.split("=", 1) for line in text.splitlines() if "=" in line and not line.startswith("#"))
-    return {k.strip(): v.strip() for k, v in pairs}
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ from confluent_kafka import KafkaError, Message, Producer
 from confluent_kafka.admin import AdminClient
 
 from tests.integration.clients import read_all
-from tests.integration.lab import Lab
+from tests.integration.lab import Lab, properties
 
 LAB = Lab()
 DCS = ("dc1", "dc2")
@@ -27,11 +27,6 @@ STORAGE_UNIT = "kafkakit-storage"
 ZOOKEEPER_STORAGE_UNIT = "kafkakit-storage-zookeeper"  # its own volume, beside a broker
 BROKERS = [(h, "kafka") for dc in DCS for h in LAB.brokers(dc)]
 ZOOKEEPERS = [(h, "zookeeper") for dc in DCS for h in LAB.zookeepers(dc)]
-
-
-def properties(text: str) -> dict[str, str]:
-    pairs = (line.split("=", 1) for line in text.splitlines() if "=" in line and not line.startswith("#"))
-    return {k.strip(): v.strip() for k, v in pairs}
 
 
 def data_dirs(host, service: str) -> list[str]:

@@ -11,12 +11,27 @@ import uuid
 import pytest
 
 from kafkakit.java_hash import hashmap_bucket
-from kafkakit.scram_users import AdminScramStore, ScramError, apply_users, login_checker, parse_users
+from kafkakit.scram_users import (
+    AdminScramStore,
+    LoginCheck,
+    ScramError,
+    ScramPlan,
+    apply_users,
+    login_checker,
+    parse_users,
+)
 from tests.integration.conftest import wait_until
+from tests.integration.lab import properties
 
 pytestmark = pytest.mark.every_dc
 # A user whose name heads HashMap bucket 0, like kafka_scram_anchor_user's, but created after it.
 PROBE = "kafkakit-scram-probe-1ifwr"
+
+
+def apply_one(store: AdminScramStore, can_login: LoginCheck, name: str, password: str, state: str) -> ScramPlan:
+    """The users module's own apply, for one user of the default mechanism; the admin protected."""
+    users = parse_users([{"name": name, "password": password, "state": state}], ["admin"])
+    return apply_users(store, users, can_login, protected=["admin"])
 
 
 def test_a_password_changes_once_and_then_nothing_changes(admin, client_conf):
@@ -26,9 +41,8 @@ def test_a_password_changes_once_and_then_nothing_changes(admin, client_conf):
     can_login = login_checker(bootstrap, settings)
     store = AdminScramStore(admin)
 
-    def apply(password: str, state: str = "present"):  # noqa: ANN202
-        users = parse_users([{"name": name, "password": password, "state": state}], ["admin"])
-        return apply_users(store, users, can_login, protected=["admin"])
+    def apply(password: str, state: str = "present") -> ScramPlan:
+        return apply_one(store, can_login, name, password, state)
 
     assert apply("first-password-1").created == [name]
     assert can_login(name, "first-password-1", "SCRAM-SHA-512")
@@ -55,21 +69,20 @@ def test_a_broker_replaying_its_whole_metadata_log_keeps_every_login(lab, dc, ad
     and the first change met is a removal (see kafka_scram_anchor_user). The probe's removal would be
     that change, were the anchor not first: the broker that replays would refuse the admin."""
     assert {hashmap_bucket(PROBE, 2**n) for n in range(4, 21)} == {0}
-    mechanism = client_conf["sasl.mechanisms"]
+    mechanism = client_conf["sasl.mechanisms"]  # the default one, which apply_one declares
     settings = {k: v for k, v in client_conf.items() if k != "bootstrap.servers"}
     can_login = login_checker(client_conf["bootstrap.servers"], settings)
     password = secrets.token_urlsafe(24)
     store = AdminScramStore(admin)
-    store.upsert(parse_users([{"name": PROBE, "password": password, "mechanism": mechanism}]), 8192)
+    apply_one(store, can_login, PROBE, password, "present")
     wait_until("the probe user logs in", lambda: can_login(PROBE, password, mechanism), 60)
-    store.delete([(PROBE, mechanism)])
+    apply_one(store, can_login, PROBE, password, "absent")
     wait_until("the removed probe user is refused", lambda: not can_login(PROBE, password, mechanism), 60)
 
     # The broker's own metadata log removed: it fetches and replays the whole log from the controllers.
     broker = lab.brokers(dc)[-1]
     host = lab.testinfra(broker)
-    config = host.file("/etc/kafka/server.properties").content_string
-    props = dict(line.split("=", 1) for line in config.splitlines() if "=" in line and not line.startswith("#"))
+    props = properties(host.file("/etc/kafka/server.properties").content_string)
     metadata_dir = props.get("metadata.log.dir") or props["log.dirs"].split(",")[0]
     host.run_expect([0], f"systemctl stop kafka && rm -rf {metadata_dir}/__cluster_metadata-0 && systemctl start kafka")
     port = client_conf["bootstrap.servers"].split(",")[0].rsplit(":", 1)[1]
