@@ -8,32 +8,63 @@ make the role sign a new one.
 
 from __future__ import annotations
 
+import base64
+import datetime as dt
+import ipaddress
 import json
 from pathlib import Path
 
 import yaml
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 from tests.unit.ansible_run import REPO, run_playbook
 
-SIGNING_CA = "AA:BB"
-KEY = "11:22:33"
-KEEP = {
-    "private_ip": "10.99.0.11",
-    "kafka_pki_current": {"content": "Y2VydA=="},
-    "kafka_pki_current_info": {
-        "valid_at": {"renewal": True},
-        "authority_key_identifier": SIGNING_CA,
-        "subject": {"commonName": "keep"},
-        "subject_alt_name": ["IP:10.99.0.11", "DNS:keep"],
-        "public_key_fingerprints": {"sha256": KEY},
-    },
-    "kafka_pki_key": {"fingerprint": {"sha256": KEY}},
-}
-# Host name -> what differs from KEEP (the host's certificate names the host it was issued to).
+NOW = dt.datetime.now(dt.UTC)
+HOST_KEY = ec.generate_private_key(ec.SECP256R1())
+
+
+def make_ca(name: str) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    cert = (
+        x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(key.public_key())
+        .serial_number(x509.random_serial_number()).not_valid_before(NOW - dt.timedelta(days=1))
+        .not_valid_after(NOW + dt.timedelta(days=3650))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    return key, cert
+
+
+SIGNING_CA = make_ca("signing CA")
+OTHER_CA = make_ca("another CA")
+
+
+def host_cert(name: str, days: int = 365, ca: tuple = SIGNING_CA) -> str:
+    ca_key, ca_cert = ca
+    sans = [x509.IPAddress(ipaddress.ip_address("10.99.0.11")), x509.DNSName(name)]
+    cert = (
+        x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)]))
+        .issuer_name(ca_cert.subject).public_key(HOST_KEY.public_key())
+        .serial_number(x509.random_serial_number()).not_valid_before(NOW - dt.timedelta(days=1))
+        .not_valid_after(NOW + dt.timedelta(days=days))
+        .add_extension(x509.SubjectAlternativeName(sans), critical=False)
+        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    return cert.public_bytes(serialization.Encoding.PEM).decode()
+
+
+# Host name -> what differs from a certificate to keep (issued to the host, by the signing CA, for
+# the host's key and addresses, valid for a year).
 RENEW = {
     "forced": {"kafka_pki_force_renew": True},
-    "due": {"valid_at": {"renewal": False}},
-    "other_ca": {"authority_key_identifier": "CC:DD"},
+    "due": {"cert": {"days": 10}},
+    "other_ca": {"cert": {"ca": OTHER_CA}},
     "moved": {"private_ip": "10.99.0.12"},
     "more_names": {"private_dns": "broker.example.internal"},
     "new_key": {"kafka_pki_key": {"fingerprint": {"sha256": "44:55:66"}}},
@@ -42,21 +73,27 @@ RENEW = {
 
 
 def host_vars(name: str, change: dict) -> dict:
-    info = {**KEEP["kafka_pki_current_info"], "subject": {"commonName": name}}
-    info["subject_alt_name"] = ["IP:10.99.0.11", f"DNS:{name}"]
-    hv = {**KEEP, "kafka_pki_current_info": info, "ansible_connection": "local"}
-    for key, value in change.items():
-        if key in info:
-            info[key] = value
-        else:
-            hv[key] = value
-    return hv
+    pem = host_cert(name, **change.get("cert", {}))
+    hv = {
+        "private_ip": "10.99.0.11",
+        "ansible_connection": "local",
+        "kafka_pki_current": {"content": base64.b64encode(pem.encode()).decode()},
+        # The host key's fingerprint as community.crypto reads it from the certificate.
+        "kafka_pki_key": {
+            "fingerprint": {"sha256": "{{ (kafka_pki_current.content | b64decode"
+                            " | community.crypto.x509_certificate_info).public_key_fingerprints.sha256 }}"}
+        },
+    }
+    return hv | {key: value for key, value in change.items() if key != "cert"}
 
 
 def test_only_a_matching_valid_certificate_of_the_signing_ca_is_kept(tmp_path: Path) -> None:
     hosts = {"keep": host_vars("keep", {})} | {name: host_vars(name, change) for name, change in RENEW.items()}
     # The role's defaults as inventory group variables: below host variables, as role defaults are.
     defaults = yaml.safe_load((REPO / "roles/kafka_pki/defaults/main.yml").read_text())
+    (tmp_path / "ca").mkdir()
+    (tmp_path / "ca" / "ca.crt").write_bytes(SIGNING_CA[1].public_bytes(serialization.Encoding.PEM))
+    defaults["kafka_pki_ca_dir"] = str(tmp_path / "ca")
     (tmp_path / "hosts.yml").write_text(yaml.safe_dump({"all": {"hosts": hosts, "vars": defaults}}))
     play = [
         {
@@ -64,7 +101,6 @@ def test_only_a_matching_valid_certificate_of_the_signing_ca_is_kept(tmp_path: P
             "hosts": "all",
             "gather_facts": False,
             "vars_files": [str(REPO / "roles/kafka_pki/vars/main.yml")],
-            "vars": {"kafka_pki_ca_info": {"subject_key_identifier": SIGNING_CA}},
             "tasks": [
                 {
                     "name": "Report",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -83,6 +84,11 @@ def kafkakit_asn1_epoch(not_after: str) -> int:
     return int(datetime.strptime(str(not_after), "%Y%m%d%H%M%SZ").replace(tzinfo=UTC).timestamp())
 
 
+def kafkakit_valid_for_days(not_after: str, days: int | str) -> bool:
+    """Whether a certificate with this not_after is still valid `days` days from now."""
+    return kafkakit_asn1_epoch(not_after) >= time.time() + int(days) * 86400
+
+
 def kafkakit_retention_need(topics: list[dict], brokers: int, broker_properties: dict | None = None) -> dict:
     """What the size-bounded topics of a data centre can put on one of its `brokers` brokers:
     {bytes, topics (one line each, largest first), time_only (names)}."""
@@ -101,5 +107,6 @@ class FilterModule:
             "kafkakit_roll_waves": kafkakit_roll_waves,
             "kafkakit_bootstrap_by_dc": kafkakit_bootstrap_by_dc,
             "kafkakit_asn1_epoch": kafkakit_asn1_epoch,
+            "kafkakit_valid_for_days": kafkakit_valid_for_days,
             "kafkakit_retention_need": kafkakit_retention_need,
         }
