@@ -109,3 +109,42 @@ def test_a_file_written_after_the_unit_started_is_newer(tmp_path: Path) -> None:
     # The start time has whole seconds: a file of the same second is not newer.
     assert newer_than([str(new)], 1999.0) == [str(new)]
     assert newer_than([str(new)], 2000.0) == []
+
+
+def test_the_unit_state_is_read_from_one_systemctl_show() -> None:
+    parse = load_module().parse_unit_state
+    running = "ActiveState=active\nActiveEnterTimestamp=@1795907795\nUnitFileState=enabled\n"
+    assert parse(running) == {"active": True, "enabled": True, "start": 1795907795.0}
+    # A stopped unit keeps its last start time: it is not running since then.
+    stopped = "ActiveState=inactive\nActiveEnterTimestamp=@1795907795\nUnitFileState=disabled\n"
+    assert parse(stopped) == {"active": False, "enabled": False, "start": None}
+    assert parse("ActiveState=inactive\nActiveEnterTimestamp=\nUnitFileState=\n")["enabled"] is False
+
+
+VALIDATED = """
+- name: A validated file
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: Write it
+      kafkakit_files:
+        files:
+          - {{dest: "{root}/checked.conf", content: "{text}", mode: "0644", validate: "grep -q ^ok= %s"}}
+"""
+
+
+def test_a_file_the_validate_command_refuses_is_not_written(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (tmp_path / "inventory.ini").write_text("here\n")
+    play = tmp_path / "play.yml"
+    play.write_text(VALIDATED.format(root=root, text="ok=1\\n"))
+    accepted = run_playbook(tmp_path / "inventory.ini", play, tmp_path=tmp_path, local=True)
+    assert accepted.returncode == 0, accepted.stdout[-3000:]
+    assert (root / "checked.conf").read_text() == "ok=1\n"
+    play.write_text(VALIDATED.format(root=root, text="broken\\n"))
+    refused = run_playbook(tmp_path / "inventory.ini", play, tmp_path=tmp_path, local=True)
+    assert refused.returncode != 0 and "refused the new" in refused.stdout, refused.stdout[-3000:]
+    # The old file stays, and no temporary copy is left beside it.
+    assert (root / "checked.conf").read_text() == "ok=1\n"
+    assert sorted(p.name for p in root.iterdir()) == ["checked.conf"]

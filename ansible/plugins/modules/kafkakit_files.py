@@ -48,9 +48,14 @@ options:
       owner: {type: str, description: Its owner.}
       group: {type: str, description: Its group.}
       mode: {type: raw, description: Its mode (octal string).}
+      validate:
+        type: str
+        description:
+          - A command that must accept the new text before it replaces the file, C(%s) standing for a
+            temporary copy (as the C(copy) module's I(validate)). Not run in check mode.
   unit:
     type: str
-    description: A systemd unit whose start time the files are compared with (see C(stale)).
+    description: A systemd unit whose start time the files are compared with (see C(stale)); its state is returned too.
   watch:
     type: list
     elements: path
@@ -88,14 +93,23 @@ stale:
   description: The unit is active and one of the files or I(watch) is newer than its last start.
   returned: always
   type: bool
+unit_active:
+  description: The unit is active (with I(unit)), so a task that starts it can be skipped.
+  returned: when I(unit) is given
+  type: bool
+unit_enabled:
+  description: The unit is enabled (with I(unit)).
+  returned: when I(unit) is given
+  type: bool
 """
 
 import os
+import shlex
 import tempfile
 from typing import Any
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.kafkakit_units import newer_than, unit_start
+from ansible.module_utils.kafkakit_units import newer_than, unit_state
 
 HIDDEN = "(holds a secret: not shown)\n"
 
@@ -166,10 +180,24 @@ def write_file(module: AnsibleModule, item: dict[str, Any], diffs: list[dict[str
         fd, tmp = tempfile.mkstemp(prefix=".kafkakit-", dir=directory)
         with os.fdopen(fd, "wb") as f:
             f.write(text.encode("utf-8", errors="surrogateescape"))
+        if item.get("validate"):
+            validate(module, item["validate"], tmp, dest)
         module.atomic_move(tmp, dest)
     if module.check_mode and before is None:
         return changed
     return module.set_fs_attributes_if_different(fs_args(dest, item), changed)
+
+
+def validate(module: AnsibleModule, command: str, tmp: str, dest: str) -> None:
+    """Run the file's validate command on the temporary copy; refuse the file (and remove the copy)
+    when it fails."""
+    if "%s" not in command:
+        os.unlink(tmp)
+        module.fail_json(msg=f"validate for {dest} must contain %s: {command}")
+    rc, out, err = module.run_command(command % shlex.quote(tmp))
+    if rc != 0:
+        os.unlink(tmp)
+        module.fail_json(msg=f"{command % dest} refused the new {dest}: {(err or out).strip()}")
 
 
 def main() -> None:
@@ -195,6 +223,7 @@ def main() -> None:
                     "content": {"type": "str"},
                     "secret_content": {"type": "str", "no_log": True},
                     "src": {"type": "path"},
+                    "validate": {"type": "str"},
                     **attrs,
                 },
                 "mutually_exclusive": [["content", "secret_content", "src"]],
@@ -213,12 +242,13 @@ def main() -> None:
     for item in module.params["files"]:
         if write_file(module, item, diffs):
             changed_paths.append(item["dest"])
-    stale = False
+    result: dict[str, Any] = {"changed": bool(changed_paths), "changed_paths": changed_paths, "stale": False}
     if module.params["unit"]:
-        start = unit_start(module, module.params["unit"])
+        state = unit_state(module, module.params["unit"])
         paths = [item["dest"] for item in module.params["files"]] + module.params["watch"]
-        stale = start is not None and bool(newer_than(paths, start))
-    result: dict[str, Any] = {"changed": bool(changed_paths), "changed_paths": changed_paths, "stale": stale}
+        result["stale"] = state["start"] is not None and bool(newer_than(paths, state["start"]))
+        result["unit_active"] = state["active"]
+        result["unit_enabled"] = state["enabled"]
     if module._diff and diffs:
         result["diff"] = diffs
     module.exit_json(**result)
