@@ -148,3 +148,32 @@ def test_a_file_the_validate_command_refuses_is_not_written(tmp_path: Path) -> N
     # The old file stays, and no temporary copy is left beside it.
     assert (root / "checked.conf").read_text() == "ok=1\n"
     assert sorted(p.name for p in root.iterdir()) == ["checked.conf"]
+
+
+READ = """
+- name: Read files back
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: Read
+      kafkakit_files:
+        read: {{held: "{root}/held.crt", missing: "{root}/none.crt"}}
+      register: back
+    - name: Show the result
+      ansible.builtin.debug:
+        msg: "RESULT {{{{ back | to_json | b64encode }}}}"
+"""
+
+
+def test_read_returns_each_files_text_and_null_for_a_missing_one(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "held.crt").write_text("-----BEGIN CERTIFICATE-----\nabc\n")
+    (tmp_path / "inventory.ini").write_text("here\n")
+    (tmp_path / "play.yml").write_text(READ.format(root=root))
+    proc = run_playbook(tmp_path / "inventory.ini", tmp_path / "play.yml", tmp_path=tmp_path, local=True)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    line = next(line for line in proc.stdout.splitlines() if "RESULT " in line)
+    result = json.loads(base64.b64decode(line.split("RESULT ", 1)[1].strip().strip("'\"")))
+    assert result["read"] == {"held": "-----BEGIN CERTIFICATE-----\nabc\n", "missing": None}
+    assert result["changed"] is False

@@ -8,7 +8,6 @@ make the role sign a new one.
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
 import ipaddress
 import json
@@ -68,7 +67,7 @@ RENEW = {
     "moved": {"private_ip": "10.99.0.12"},
     "more_names": {"private_dns": "broker.example.internal"},
     "new_key": {"kafka_pki_key": {"fingerprint": {"sha256": "44:55:66"}}},
-    "none_yet": {"kafka_pki_current": {}},
+    "none_yet": {"kafka_pki_held": {"read": {"current": None}}},
 }
 
 
@@ -77,10 +76,10 @@ def host_vars(name: str, change: dict) -> dict:
     hv = {
         "private_ip": "10.99.0.11",
         "ansible_connection": "local",
-        "kafka_pki_current": {"content": base64.b64encode(pem.encode()).decode()},
+        "kafka_pki_held": {"read": {"current": pem}},
         # The host key's fingerprint as community.crypto reads it from the certificate.
         "kafka_pki_key": {
-            "fingerprint": {"sha256": "{{ (kafka_pki_current.content | b64decode"
+            "fingerprint": {"sha256": "{{ (kafka_pki_held.read.current"
                             " | community.crypto.x509_certificate_info).public_key_fingerprints.sha256 }}"}
         },
     }

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 from typing import Any
 
 from kafkakit import log_reclaim, ops_guards, pki_guard
@@ -22,26 +21,17 @@ def kafkakit_dr_drill_victims(source: Any, groups: Any) -> list[str]:
     return ops_guards.dr_drill_victims(_plain(groups), str(source))
 
 
-def _text(slurped: object) -> str | None:
-    """A slurp result's file content, None when the file was absent."""
-    if not isinstance(slurped, dict) or "content" not in slurped:
-        return None
-    return base64.b64decode(slurped["content"]).decode(errors="replace")
-
-
 def kafkakit_pki_new_ca_refusal(hosts: list[str], hostvars: Any, ca_dir: str, confirmation: Any) -> str:
     """Why kafka_pki must not sign with the CA in `ca_dir` ('' when it may); each host's
-    kafka_pki_current / kafka_pki_held_bundle are its slurped host.crt and ca.crt."""
-    held = {
-        h: pki_guard.Held(
-            _text(hostvars[h].get("kafka_pki_current")),
-            _text(hostvars[h].get("kafka_pki_held_bundle")),
-        )
-        for h in hosts
-    }
+    kafka_pki_held.read holds its host.crt (current) and ca.crt (bundle), None when missing."""
+
+    def held(host: str) -> pki_guard.Held:
+        read = dict((hostvars[host].get("kafka_pki_held") or {}).get("read") or {})
+        return pki_guard.Held(read.get("current"), read.get("bundle"))
+
     ca_dir = str(ca_dir)
     known = pki_guard.controller_cas(ca_dir) if ca_dir.strip() else []
-    return pki_guard.new_ca_refusal(ca_dir, known, held, confirmation)
+    return pki_guard.new_ca_refusal(ca_dir, known, {h: held(h) for h in hosts}, confirmation)
 
 
 def kafkakit_controller_change_refusal(host: Any, operation: str, confirmation: Any, groups: Any, hostvars: Any) -> str:

@@ -53,6 +53,12 @@ options:
         description:
           - A command that must accept the new text before it replaces the file, C(%s) standing for a
             temporary copy (as the C(copy) module's I(validate)). Not run in check mode.
+  read:
+    type: dict
+    default: {}
+    description:
+      - Files to read back, by a name of the caller's, after the directories and files are made. Their
+        text is returned in I(read), C(null) for a missing file. Only for files that hold no secret.
   unit:
     type: str
     description: A systemd unit whose start time the files are compared with (see C(stale)); its state is returned too.
@@ -93,6 +99,10 @@ stale:
   description: The unit is active and one of the files or I(watch) is newer than its last start.
   returned: always
   type: bool
+read:
+  description: The text of each file of I(read), by its name; null when the file is missing.
+  returned: always
+  type: dict
 unit_active:
   description: The unit is active (with I(unit)), so a task that starts it can be skipped.
   returned: when I(unit) is given
@@ -229,6 +239,7 @@ def main() -> None:
                 "mutually_exclusive": [["content", "secret_content", "src"]],
                 "required_one_of": [["content", "secret_content", "src"]],
             },
+            "read": {"type": "dict", "default": {}},
             "unit": {"type": "str"},
             "watch": {"type": "list", "elements": "path", "default": []},
         },
@@ -242,7 +253,12 @@ def main() -> None:
     for item in module.params["files"]:
         if write_file(module, item, diffs):
             changed_paths.append(item["dest"])
-    result: dict[str, Any] = {"changed": bool(changed_paths), "changed_paths": changed_paths, "stale": False}
+    result: dict[str, Any] = {
+        "changed": bool(changed_paths),
+        "changed_paths": changed_paths,
+        "stale": False,
+        "read": {name: read_text(str(path)) for name, path in module.params["read"].items()},
+    }
     if module.params["unit"]:
         state = unit_state(module, module.params["unit"])
         paths = [item["dest"] for item in module.params["files"]] + module.params["watch"]
