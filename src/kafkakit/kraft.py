@@ -187,3 +187,33 @@ def observer_lag(replication_text: str, node_id: int, directory_id: str) -> int:
         if replica.node_id == node_id and replica.directory_id == directory_id and replica.status == "Observer":
             return replica.lag
     return -1
+
+
+def features_behind(describe_text: str, mapping_text: str) -> list[str]:
+    """The features whose finalized level differs from a release's, from kafka-features' `describe`
+    and `version-mapping --release-version` outputs: what an `upgrade --release-version` would move.
+    The tool reports every feature of the release as "upgraded", moved or not.
+
+    describe: "Feature: <name>  SupportedMinVersion: ..  SupportedMaxVersion: ..
+    FinalizedVersionLevel: <level>  Epoch: .."; metadata.version's level is its name (4.3-IV0), a
+    feature never finalized shows "-" (level 0). version-mapping: "metadata.version=27 (4.3-IV0)",
+    "<name>=<level>" for the others."""
+    finalized: dict[str, str] = {}
+    for line in describe_text.splitlines():
+        fields = line.split()
+        if len(fields) >= 2 and fields[0] == "Feature:" and "FinalizedVersionLevel:" in fields:
+            finalized[fields[1]] = fields[fields.index("FinalizedVersionLevel:") + 1]
+    behind = []
+    for line in mapping_text.splitlines():
+        name, sep, rest = line.strip().partition("=")
+        if not sep or not rest:
+            continue
+        level, _, label = rest.partition(" ")
+        held = finalized.get(name, "-")
+        if name == "metadata.version":
+            wanted = label.strip("()") or level
+        else:
+            wanted, held = level, "0" if held == "-" else held
+        if held != wanted:
+            behind.append(name)
+    return behind

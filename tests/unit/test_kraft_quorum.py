@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kafkakit.kraft import (
+    features_behind,
     initial_voters,
     membership,
     observer_lag,
@@ -133,3 +134,28 @@ def test_an_ignored_voter_may_lag() -> None:
 def test_voter_directory() -> None:
     assert voter_directory(STATUS, 102) == "b"
     assert voter_directory(STATUS, 1) == ""
+
+
+def describe(**finalized: str) -> str:
+    """kafka-features describe's output, in FeatureCommand's own format, for these finalized levels
+    (feature names with "_" for "."; "-": never finalized)."""
+    return "\n".join(
+        f"Feature: {name.replace('_', '.'):<40}  SupportedMinVersion: {'0':<15}  SupportedMaxVersion: {'1':<15}  "
+        f"FinalizedVersionLevel: {level:<15}  Epoch: 42"
+        for name, level in finalized.items()
+    )
+
+
+MAPPING_4_3 = "metadata.version=27 (4.3-IV0)\nkraft.version=1\ngroup.version=1\neligible.leader.replicas.version=0\n"
+
+
+def test_features_at_the_release_need_no_upgrade() -> None:
+    at_release = describe(metadata_version="4.3-IV0", kraft_version="1", group_version="1", eligible_leader_replicas_version="-")
+    assert features_behind(at_release, MAPPING_4_3) == []
+
+
+def test_features_below_the_release_or_never_finalized_are_behind() -> None:
+    behind = describe(metadata_version="3.9-IV0", kraft_version="1", group_version="-", eligible_leader_replicas_version="-")
+    assert features_behind(behind, MAPPING_4_3) == ["metadata.version", "group.version"]
+    # A feature the cluster does not list at all counts as never finalized.
+    assert features_behind(describe(metadata_version="4.3-IV0"), MAPPING_4_3) == ["kraft.version", "group.version"]

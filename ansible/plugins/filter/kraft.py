@@ -6,6 +6,7 @@ from typing import Any
 
 from kafkakit.kraft import (
     controller_roll_order,
+    features_behind,
     initial_voters,
     membership,
     observer_lag,
@@ -80,6 +81,11 @@ def kafkakit_migration_phase(kraft_brokers: int, brokers: int, controller_states
     return migration_phase(int(kraft_brokers), int(brokers), [int(s) for s in controller_states])
 
 
+def kafkakit_features_behind(describe: str, mapping: str) -> list[str]:
+    """The features an upgrade to the release would move (kafkakit.kraft.features_behind)."""
+    return features_behind(str(describe), str(mapping))
+
+
 class FilterModule:
     def filters(self) -> dict:
         return {
@@ -92,4 +98,5 @@ class FilterModule:
             "kafkakit_controllers_with_ids": kafkakit_controllers_with_ids,
             "kafkakit_voter_directory": kafkakit_voter_directory,
             "kafkakit_migration_phase": kafkakit_migration_phase,
+            "kafkakit_features_behind": kafkakit_features_behind,
         }
