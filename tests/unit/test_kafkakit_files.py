@@ -177,3 +177,64 @@ def test_read_returns_each_files_text_and_null_for_a_missing_one(tmp_path: Path)
     result = json.loads(base64.b64decode(line.split("RESULT ", 1)[1].strip().strip("'\"")))
     assert result["read"] == {"held": "-----BEGIN CERTIFICATE-----\nabc\n", "missing": None}
     assert result["changed"] is False
+
+
+CHECKED = """
+- name: A checked jar and a link
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: Check them
+      kafkakit_files:
+        files:
+          - {{dest: "{root}/agent.jar", sha256: "{digest}", mode: "0644"}}
+        links:
+          - {{dest: "{root}/current", src: "{root}/pkg-2", require: "{root}/pkg-2/VERSION"}}
+      register: demo
+    - name: Show the result
+      ansible.builtin.debug:
+        msg: "RESULT {{{{ demo | to_json | b64encode }}}}"
+"""
+
+
+def run_checked(tmp_path: Path, digest: str) -> dict:
+    root = tmp_path / "root"
+    (tmp_path / "inventory.ini").write_text("here\n")
+    (tmp_path / "play.yml").write_text(CHECKED.format(root=root, digest=digest))
+    proc = run_playbook(tmp_path / "inventory.ini", tmp_path / "play.yml", tmp_path=tmp_path, local=True)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    line = next(line for line in proc.stdout.splitlines() if "RESULT " in line)
+    return json.loads(base64.b64decode(line.split("RESULT ", 1)[1].strip().strip("'\"")))
+
+
+def test_a_checked_file_is_reported_until_it_matches_and_a_link_waits_for_its_target(tmp_path: Path) -> None:
+    import hashlib
+
+    root = tmp_path / "root"
+    (root / "pkg-1").mkdir(parents=True)
+    (root / "current").symlink_to(root / "pkg-1")
+    digest = hashlib.sha256(b"jar bytes").hexdigest()
+
+    # Nothing there yet: the jar is missing, the link's target has no marker: both reported, the
+    # link left pointing at the old target.
+    first = run_checked(tmp_path, digest)
+    assert sorted(Path(p).name for p in first["mismatched"]) == ["agent.jar", "current"]
+    assert first["changed"] is False and os.readlink(root / "current") == str(root / "pkg-1")
+
+    # A jar of other content is reported too; nothing is written.
+    (root / "agent.jar").write_bytes(b"other bytes")
+    assert [Path(p).name for p in run_checked(tmp_path, digest)["mismatched"]] == ["agent.jar", "current"]
+    assert (root / "agent.jar").read_bytes() == b"other bytes"
+
+    # The right jar (its mode mended) and an installed target: nothing reported, the link moved.
+    (root / "agent.jar").write_bytes(b"jar bytes")
+    os.chmod(root / "agent.jar", 0o600)
+    (root / "pkg-2").mkdir()
+    (root / "pkg-2" / "VERSION").write_text("pkg-2\n")
+    third = run_checked(tmp_path, digest)
+    assert third["mismatched"] == []
+    assert sorted(Path(p).name for p in third["changed_paths"]) == ["agent.jar", "current"]
+    assert os.readlink(root / "current") == str(root / "pkg-2")
+    assert stat.S_IMODE((root / "agent.jar").stat().st_mode) == 0o644
+
+    assert run_checked(tmp_path, digest)["changed"] is False

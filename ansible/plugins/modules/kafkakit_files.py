@@ -39,12 +39,18 @@ options:
     type: list
     elements: dict
     default: []
-    description: Files to have, with exactly one of I(content), I(secret_content) and I(src) each.
+    description: Files to have, with exactly one of I(content), I(secret_content), I(src) and I(sha256) each.
     suboptions:
       dest: {type: path, required: true, description: The file.}
       content: {type: str, description: Its text, shown in a diff.}
       secret_content: {type: str, no_log: true, description: Its text when it holds a secret; never shown.}
       src: {type: path, description: A file on the host to copy (a key never leaves its host); never shown.}
+      sha256:
+        type: str
+        description:
+          - The SHA-256 the file must have; for a binary the caller copies (a jar). Nothing is written;
+            when the file matches, its owner, group and mode are enforced, and otherwise (or missing) its
+            I(dest) is returned in I(mismatched), so that the copy runs only then.
       owner: {type: str, description: Its owner.}
       group: {type: str, description: Its group.}
       mode: {type: raw, description: Its mode (octal string).}
@@ -53,6 +59,22 @@ options:
         description:
           - A command that must accept the new text before it replaces the file, C(%s) standing for a
             temporary copy (as the C(copy) module's I(validate)). Not run in check mode.
+  links:
+    type: list
+    elements: dict
+    default: []
+    description:
+      - Symbolic links to have, made after the directories and files. A link that points elsewhere is
+        replaced (atomically); a I(dest) that is not a link fails.
+    suboptions:
+      dest: {type: path, required: true, description: The link.}
+      src: {type: path, required: true, description: What it points at.}
+      require:
+        type: path
+        description:
+          - A path that must exist first (an unpacked archive's marker). While it does not, the link is
+            left as it is and its I(dest) returned in I(mismatched), so that the caller installs the
+            target and then links it (a link never points at a half-installed target).
   read:
     type: dict
     default: {}
@@ -90,6 +112,11 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+mismatched:
+  description: The I(sha256) files that are missing or differ, and the I(links) whose I(require) is missing.
+  returned: always
+  type: list
+  elements: str
 changed_paths:
   description: The directories and files created or changed (content or attributes).
   returned: always
@@ -113,6 +140,7 @@ unit_enabled:
   type: bool
 """
 
+import hashlib
 import os
 import shlex
 import tempfile
@@ -198,6 +226,32 @@ def write_file(module: AnsibleModule, item: dict[str, Any], diffs: list[dict[str
     return module.set_fs_attributes_if_different(fs_args(dest, item), changed)
 
 
+def make_link(module: AnsibleModule, item: dict[str, Any]) -> bool:
+    dest, src = item["dest"], item["src"]
+    if os.path.islink(dest):
+        if os.readlink(dest) == src:
+            return False
+    elif os.path.lexists(dest):
+        module.fail_json(msg=f"{dest} exists and is not a symbolic link")
+    if module.check_mode:
+        return True
+    tmp = os.path.join(os.path.dirname(dest), f".kafkakit-link-{os.getpid()}")
+    os.symlink(src, tmp)
+    os.replace(tmp, dest)
+    return True
+
+
+def matches(path: str, sha256: str) -> bool:
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+    except FileNotFoundError:
+        return False
+    return digest.hexdigest() == sha256.lower()
+
+
 def validate(module: AnsibleModule, command: str, tmp: str, dest: str) -> None:
     """Run the file's validate command on the temporary copy; refuse the file (and remove the copy)
     when it fails."""
@@ -233,11 +287,22 @@ def main() -> None:
                     "content": {"type": "str"},
                     "secret_content": {"type": "str", "no_log": True},
                     "src": {"type": "path"},
+                    "sha256": {"type": "str"},
                     "validate": {"type": "str"},
                     **attrs,
                 },
-                "mutually_exclusive": [["content", "secret_content", "src"]],
-                "required_one_of": [["content", "secret_content", "src"]],
+                "mutually_exclusive": [["content", "secret_content", "src", "sha256"]],
+                "required_one_of": [["content", "secret_content", "src", "sha256"]],
+            },
+            "links": {
+                "type": "list",
+                "elements": "dict",
+                "default": [],
+                "options": {
+                    "dest": {"type": "path", "required": True},
+                    "src": {"type": "path", "required": True},
+                    "require": {"type": "path"},
+                },
             },
             "read": {"type": "dict", "default": {}},
             "unit": {"type": "str"},
@@ -246,16 +311,28 @@ def main() -> None:
         supports_check_mode=True,
     )
     changed_paths: list[str] = []
+    mismatched: list[str] = []
     diffs: list[dict[str, str]] = []
     for item in module.params["directories"]:
         if make_directory(module, item):
             changed_paths.append(item["path"])
     for item in module.params["files"]:
-        if write_file(module, item, diffs):
+        if item.get("sha256") is not None:
+            if not matches(item["dest"], item["sha256"]):
+                mismatched.append(item["dest"])
+            elif module.set_fs_attributes_if_different(fs_args(item["dest"], item), False):
+                changed_paths.append(item["dest"])
+        elif write_file(module, item, diffs):
+            changed_paths.append(item["dest"])
+    for item in module.params["links"]:
+        if item.get("require") and not os.path.exists(item["require"]):
+            mismatched.append(item["dest"])
+        elif make_link(module, item):
             changed_paths.append(item["dest"])
     result: dict[str, Any] = {
         "changed": bool(changed_paths),
         "changed_paths": changed_paths,
+        "mismatched": mismatched,
         "stale": False,
         "read": {name: read_text(str(path)) for name, path in module.params["read"].items()},
     }
