@@ -264,25 +264,21 @@ def validate(module: AnsibleModule, command: str, tmp: str, dest: str) -> None:
         module.fail_json(msg=f"{command % dest} refused the new {dest}: {(err or out).strip()}")
 
 
+def dict_list(options: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """The argument spec of a list of dicts with these suboptions, empty by default."""
+    return {"type": "list", "elements": "dict", "default": [], "options": options, **extra}
+
+
 def main() -> None:
     attrs = {"owner": {"type": "str"}, "group": {"type": "str"}, "mode": {"type": "raw"}}
+    contents = ["content", "secret_content", "src", "sha256"]
     module = AnsibleModule(
         argument_spec={
-            "directories": {
-                "type": "list",
-                "elements": "dict",
-                "default": [],
-                "options": {
-                    "path": {"type": "path", "required": True},
-                    "create_only": {"type": "bool", "default": False},
-                    **attrs,
-                },
-            },
-            "files": {
-                "type": "list",
-                "elements": "dict",
-                "default": [],
-                "options": {
+            "directories": dict_list(
+                {"path": {"type": "path", "required": True}, "create_only": {"type": "bool", "default": False}, **attrs}
+            ),
+            "files": dict_list(
+                {
                     "dest": {"type": "path", "required": True},
                     "content": {"type": "str"},
                     "secret_content": {"type": "str", "no_log": True},
@@ -291,19 +287,16 @@ def main() -> None:
                     "validate": {"type": "str"},
                     **attrs,
                 },
-                "mutually_exclusive": [["content", "secret_content", "src", "sha256"]],
-                "required_one_of": [["content", "secret_content", "src", "sha256"]],
-            },
-            "links": {
-                "type": "list",
-                "elements": "dict",
-                "default": [],
-                "options": {
+                mutually_exclusive=[contents],
+                required_one_of=[contents],
+            ),
+            "links": dict_list(
+                {
                     "dest": {"type": "path", "required": True},
                     "src": {"type": "path", "required": True},
                     "require": {"type": "path"},
-                },
-            },
+                }
+            ),
             "read": {"type": "dict", "default": {}},
             "unit": {"type": "str"},
             "watch": {"type": "list", "elements": "path", "default": []},
