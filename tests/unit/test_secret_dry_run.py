@@ -58,7 +58,12 @@ def role_task(role: str, tasks_file: str, name: str) -> dict:
             task.pop("when", None)
             task.pop("delegate_to", None)
             return task
-        args["files"] = [item for item in args["files"] if not item["dest"].startswith("/etc/systemd/")]
+        # The unit, the service's directories, and the entries a role variable gives whole (the
+        # truststore: a copy on the host).
+        args.pop("directories", None)
+        args["files"] = [
+            item for item in args["files"] if isinstance(item, dict) and not item["dest"].startswith("/etc/systemd/")
+        ]
         for item in args["files"]:
             item.pop("owner", None)
             item.pop("group", None)
