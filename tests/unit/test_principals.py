@@ -120,3 +120,16 @@ def test_the_servers_read_are_every_broker_and_controller_of_the_play_data_centr
     ]
     assert [s["host"] for s in filters.kafkakit_principal_servers(["b1"], groups, hostvars)] == ["b1", "b9"]
     assert filters.kafkakit_principal_servers(["b1"], groups, hostvars)[1]["controller"] is True
+
+
+def test_the_plan_is_made_from_every_host_read_and_a_skipped_item_counts_for_none() -> None:
+    filters = plugin_files.load("filter/principals.py", "principals_filters")
+    hostvars = {"k1": {"dc": "dc1"}, "k2": {"dc": "dc1"}}
+    # Each server's own read (tasks/principals.yml), flattened: k1 read, k2's item skipped.
+    read = {"item": {"host": "k1"}, "config": "older", "loaded": True, "certificate_ou": "", "presented_ou": ""}
+    skipped = {"item": {"host": "k2"}, "skipped": True}
+    assert filters.kafkakit_principal_plan([read, skipped], hostvars) == {"dc1": {"shared": False, "by_name": ["k1"]}}
+    # Positive control: the same item counted as a server's result is an unread server, kept by name.
+    unread = {**skipped, "skipped": False}
+    counted = filters.kafkakit_principal_plan([read, unread], hostvars)
+    assert counted == {"dc1": {"shared": False, "by_name": ["k1", "k2"]}}

@@ -10,8 +10,12 @@ from kafkakit.principals import principal_plan, state_from_result
 
 def kafkakit_principal_plan(results: list[dict], hostvars: Any) -> dict[str, dict]:
     """Per data centre, {shared, by_name}, from the loop results of kafkakit_principal_state
-    (one per kafkakit_principal_servers item)."""
-    states = [state_from_result(r["item"]["host"], str(hostvars[r["item"]["host"]]["dc"]), r) for r in results]
+    (one per kafkakit_principal_servers item; a skipped one is no server's)."""
+    states = [
+        state_from_result(r["item"]["host"], str(hostvars[r["item"]["host"]]["dc"]), r)
+        for r in results
+        if not r.get("skipped")
+    ]
     return {dc: asdict(plan) for dc, plan in principal_plan(states).items()}
 
 
