@@ -69,7 +69,7 @@ BENCH_LISTENER = (cd ansible && ANSIBLE_CONFIG=ansible.cfg ../$(VENV)/bin/ansibl
 help:
 	@echo "make lab       deploy the local two-DC lab (podman) with site.yml and verify it"
 	@echo "make test      the whole test suite: lint and unit tests beside the set-up, then the lab-backed integration tests"
-	@echo "make test-migration  the ZooKeeper -> KRaft migration test on dc3 (about 32 min; not in make test yet)"
+	@echo "make test-migration  the ZooKeeper -> KRaft migration test on dc3 (about 28 min; not in make test yet)"
 	@echo "make test-controllers  the add/remove-controller test on dc2 (about 8 min; not in make test yet)"
 	@echo "make lab-down  remove the lab's containers, network and files (the base image stays for the next lab)"
 	@echo "make lab-clean lab-down, and the lab's base images too"
@@ -225,7 +225,7 @@ test: apt venv
 	@$(call BESIDE,artifacts unit,image lint,build/test-logs/unit.log)
 	@$(MAKE) --no-print-directory integration VERIFY_ARGS="-e verify_spark_smoke=false"
 
-# The migration test (about 32 min on the lab) and the add/remove-controller test (about 8 min) are not
+# The migration test (about 28 min on the lab) and the add/remove-controller test (about 8 min) are not
 # in `make test` yet: with them the suite would run past its 60-min budget. They run on their own
 # until the suite has made room (README, "Migrating ..." and "KRaft controllers").
 integration: lab
@@ -234,7 +234,7 @@ integration: lab
 		--ignore=tests/integration/test_controller_membership.py $(PYTEST_ARGS)
 
 test-migration: lab
-	@echo "==> the ZooKeeper -> KRaft migration test (dc3, about 32 min)"
+	@echo "==> the ZooKeeper -> KRaft migration test (dc3, about 28 min)"
 	@$(PY) -m pytest tests/integration/test_migration.py $(PYTEST_ARGS)
 
 test-controllers: lab
