@@ -6,6 +6,9 @@ The roles call this through ansible/plugins/filter/monitoring.py; the unit tests
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -101,20 +104,22 @@ def scrape_configs(
     return jobs
 
 
-def web_login_hash(password: str, current: str | None = None) -> str:
-    """The bcrypt hash of the scrape password for a web.config (Prometheus, node exporter): the
-    current hash while it still matches the password, so a second run changes nothing; else a new
-    one with a fresh salt. Cost 10: a long random machine password needs no more, and every request
-    that is not cached pays it."""
+# bcrypt's base64 alphabet, in the order of the standard one's: a salt is 22 of its characters.
+_B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+_BCRYPT_B64 = "./ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def web_login_hash(password: str, seed: str) -> str:
+    """The bcrypt hash of the scrape password for a web.config (Prometheus, node exporter). Its salt
+    is derived from the password and `seed` (the host and the file: a different salt each), so a
+    second run writes the same hash without reading the file back, and a new password a new salt.
+    The salt hides nothing the hash needs to: a guess still costs a bcrypt. Cost 10: a long random
+    machine password needs no more, and every request that is not cached pays it."""
     import bcrypt  # the controller's venv has it; the Pulumi program, which imports this module, does not
 
-    if current:
-        try:
-            if bcrypt.checkpw(password.encode(), current.encode()):
-                return current
-        except ValueError:  # not a bcrypt hash: replace it
-            pass
-    return bcrypt.hashpw(password.encode(), bcrypt.gensalt(rounds=10)).decode()
+    raw = hmac.new(password.encode(), seed.encode(), hashlib.sha256).digest()[:16]
+    salt = base64.b64encode(raw).decode()[:22].translate(str.maketrans(_B64, _BCRYPT_B64))
+    return bcrypt.hashpw(password.encode(), f"$2b$10${salt}".encode()).decode()
 
 
 def lag_exporter_clusters(

@@ -256,13 +256,17 @@ def test_with_a_ca_bundle_every_target_is_scraped_over_https_with_the_login():
         assert config["basic_auth"] == login, job
 
 
-def test_the_web_login_hash_is_kept_while_it_matches_the_password():
-    first = monitoring.web_login_hash("s3cret")
-    assert bcrypt.checkpw(b"s3cret", first.encode())
-    assert monitoring.web_login_hash("s3cret", first) == first  # a second run writes the same file
-    changed = monitoring.web_login_hash("new-s3cret", first)
-    assert changed != first and bcrypt.checkpw(b"new-s3cret", changed.encode())
-    assert bcrypt.checkpw(b"s3cret", monitoring.web_login_hash("s3cret", "not-a-hash").encode())
+def test_the_web_login_hash_is_the_same_on_every_run_and_differs_per_host_and_password():
+    first = monitoring.web_login_hash("s3cret", "dc1-kafka1:/etc/prometheus/node-exporter-web.yml")
+    assert bcrypt.checkpw(b"s3cret", first.encode()) and first.startswith("$2b$10$")
+    # A second run writes the same file, without reading it back.
+    assert monitoring.web_login_hash("s3cret", "dc1-kafka1:/etc/prometheus/node-exporter-web.yml") == first
+    # Another host (or file) gets another salt; a new password another hash, which it matches.
+    other = monitoring.web_login_hash("s3cret", "dc1-kafka2:/etc/prometheus/node-exporter-web.yml")
+    assert other[7:29] != first[7:29] and bcrypt.checkpw(b"s3cret", other.encode())
+    changed = monitoring.web_login_hash("new-s3cret", "dc1-kafka1:/etc/prometheus/node-exporter-web.yml")
+    assert changed[7:29] != first[7:29] and bcrypt.checkpw(b"new-s3cret", changed.encode())
+    assert not bcrypt.checkpw(b"s3cret", changed.encode())
 
 
 def test_generated_config_passes_promtool(tmp_path: Path):

@@ -31,9 +31,10 @@ def kafkakit_scrape_configs(
     )
 
 
-def kafkakit_web_login_hash(password: str, current: str | None = None) -> str:
-    """The bcrypt hash for a web.config's basic_auth_users: the current one while it matches."""
-    return monitoring.web_login_hash(password, current or None)
+def kafkakit_web_login_hash(password: str, seed: str) -> str:
+    """The bcrypt hash for a web.config's basic_auth_users, the same on every run for a password and
+    `seed` (the host and the file)."""
+    return monitoring.web_login_hash(password, seed)
 
 
 def kafkakit_alert_rules(text: str, thresholds: dict[str, Any], durations: dict[str, str] | None = None) -> str:
