@@ -113,8 +113,9 @@ def web_login_hash(password: str, seed: str) -> str:
     """The bcrypt hash of the scrape password for a web.config (Prometheus, node exporter). Its salt
     is derived from the password and `seed` (the host and the file: a different salt each), so a
     second run writes the same hash without reading the file back, and a new password a new salt.
-    The salt hides nothing the hash needs to: a guess still costs a bcrypt. Cost 10: a long random
-    machine password needs no more, and every request that is not cached pays it."""
+    A derived salt weakens nothing: a guess still costs a bcrypt, and no two hosts or files share
+    one. Cost 10: a long random machine password needs no more, and every request that is not
+    cached pays it."""
     import bcrypt  # the controller's venv has it; the Pulumi program, which imports this module, does not
 
     raw = hmac.new(password.encode(), seed.encode(), hashlib.sha256).digest()[:16]
