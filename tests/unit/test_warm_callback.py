@@ -23,17 +23,13 @@ def run_in_ansible(code: str) -> dict:
     ansible-playbook sets it up; what it prints last, as JSON."""
     prelude = textwrap.dedent(
         """
-        import importlib.util, json, sys
+        import json, sys
+        sys.path.insert(0, {repo!r})
         from ansible.plugins.loader import init_plugin_loader
+        from tests.unit.plugin_files import load
         init_plugin_loader()
-
-        def load(path):
-            spec = importlib.util.spec_from_file_location(path.replace('/', '_'), path)
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            return module
         """
-    )
+    ).format(repo=str(REPO))
     proc = subprocess.run(
         [sys.executable, "-c", prelude + textwrap.dedent(code)],
         cwd=ANSIBLE_DIR,
@@ -58,7 +54,7 @@ def collection_filters_used() -> set[str]:
 
 
 def test_the_warm_up_names_every_collection_filter_the_kit_uses():
-    names = run_in_ansible("print(json.dumps(load('plugins/callback/kafkakit_warm.py').COLLECTION_FILTERS))")
+    names = run_in_ansible("print(json.dumps(load('callback/kafkakit_warm.py', 'kafkakit_warm').COLLECTION_FILTERS))")
     used = collection_filters_used()
     # Positive control: the scan finds the two the roles are known to use.
     assert {"community.crypto.x509_certificate_info", "community.general.dict_kv"} <= used, used
@@ -78,7 +74,7 @@ def test_after_the_warm_up_a_forked_worker_finds_every_filter_loaded():
                 'collection': crypto in sys.modules,
             }
         before = loaded()
-        load('plugins/callback/kafkakit_warm.py').warm_jinja_plugins()
+        load('callback/kafkakit_warm.py', 'kafkakit_warm').warm_jinja_plugins()
         read, write = os.pipe()
         if os.fork() == 0:
             os.write(write, json.dumps(loaded()).encode())
@@ -99,7 +95,7 @@ def test_mitogen_workers_inherit_the_collection_list_made_once():
         import ansible.collections.list as collections_list
         import ansible_mitogen.planner as planner
         original = inspect.getsource(planner._load_collections)
-        strategy = load('plugins/strategy/mitogen_linear.py')
+        strategy = load('strategy/mitogen_linear.py', 'mitogen_linear')
 
         class Invocation:
             _extra_sys_paths = set()
