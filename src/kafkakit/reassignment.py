@@ -8,6 +8,7 @@ the tool executes it with a replication throttle (ansible/ops/scale-out.yml).
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -239,18 +240,37 @@ def throttles_left(admin: Any, topics: Iterable[str], brokers: Iterable[int], ti
     return sorted(left)
 
 
-def elect_preferred_leaders(admin: Any, timeout: float = 30.0) -> int:
+def elect_preferred_leaders(admin: Any, timeout: float = 120.0, interval: float = 2.0) -> int:
     """Hand leadership to each partition's first replica (a moved leader's replacement); the
-    number of partitions whose leader changed. Partitions already led by it are not errors."""
-    from confluent_kafka import ElectionType, KafkaError
+    number of partitions whose leader changed. Partitions already led by it are not errors.
 
-    # No timeout keywords: confluent-kafka 2.12's binding rejects them (SystemError).
-    results = admin.elect_leaders(ElectionType.PREFERRED, None).result(timeout=timeout)
-    failed = [
-        f"{tp.topic}-{tp.partition}: {err}"
-        for tp, err in results.items()
-        if err is not None and err.args[0].code() != KafkaError.ELECTION_NOT_NEEDED
-    ]
-    if failed:
-        raise PlanError("preferred leader election failed for " + ", ".join(sorted(failed)[:10]))
-    return sum(1 for err in results.values() if err is None)
+    Under load a ZooKeeper-mode controller can take longer than the client's request timeout
+    (a CI run failed so, 2026-12-01). An election is safe to repeat, so a timed-out or
+    retriable attempt is repeated until `timeout`; any other error is raised at once."""
+    from confluent_kafka import ElectionType, KafkaError, KafkaException
+
+    from kafkakit.admin import RETRY_CODES
+
+    def retriable(err: Any) -> bool:
+        return isinstance(err, KafkaError) and (err.retriable() or err.code() in RETRY_CODES)
+
+    deadline = time.monotonic() + timeout
+    elected = 0
+    while True:
+        try:
+            # No timeout keywords: confluent-kafka 2.12's binding rejects them (SystemError).
+            results = admin.elect_leaders(ElectionType.PREFERRED, None).result(timeout=60)
+        except KafkaException as exc:
+            if not (exc.args and retriable(exc.args[0])) or time.monotonic() >= deadline:
+                raise
+            time.sleep(interval)
+            continue
+        errors = {tp: err.args[0] for tp, err in results.items() if err is not None}
+        elected += len(results) - len(errors)
+        failed = {tp: e for tp, e in errors.items() if e.code() != KafkaError.ELECTION_NOT_NEEDED}
+        if not failed:
+            return elected
+        if time.monotonic() >= deadline or not all(retriable(e) for e in failed.values()):
+            lines = sorted(f"{tp.topic}-{tp.partition}: {e}" for tp, e in failed.items())
+            raise PlanError("preferred leader election failed for " + ", ".join(lines[:10]))
+        time.sleep(interval)

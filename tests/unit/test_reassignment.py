@@ -114,3 +114,75 @@ def test_the_tool_document_lists_only_changed_partitions_with_positions_kept() -
         after = entry["replicas"]
         changed = [i for i, (a, b) in enumerate(itertools.zip_longest(before, after)) if a != b]
         assert len(changed) == 1 and before[changed[0]] == 1 and after[changed[0]] == 4
+
+
+class FakeElection:
+    """An admin client whose elect_leaders answers from a script: an exception to raise, or a
+    per-partition result ({partition: None | error}) as confluent-kafka's future gives it."""
+
+    def __init__(self, *answers: object) -> None:
+        self.answers = list(answers)
+        self.calls = 0
+
+    def elect_leaders(self, election_type: object, partitions: object) -> object:
+        from concurrent.futures import Future
+
+        self.calls += 1
+        future: Future = Future()
+        answer = self.answers.pop(0)
+        if isinstance(answer, BaseException):
+            future.set_exception(answer)
+        else:
+            future.set_result(answer)
+        return future
+
+
+def partition_errors(**codes: int | None) -> dict:
+    from confluent_kafka import KafkaError, KafkaException, TopicPartition
+
+    return {
+        TopicPartition("orders", int(p[1:])): None if code is None else KafkaException(KafkaError(code))
+        for p, code in codes.items()
+    }
+
+
+def test_a_timed_out_election_is_repeated_and_counts_what_it_elected() -> None:
+    from confluent_kafka import KafkaError, KafkaException
+
+    from kafkakit.reassignment import elect_preferred_leaders
+
+    not_needed = KafkaError.ELECTION_NOT_NEEDED
+    admin = FakeElection(
+        KafkaException(KafkaError(KafkaError._TIMED_OUT)),
+        partition_errors(p0=None, p1=KafkaError.REQUEST_TIMED_OUT, p2=not_needed),
+        partition_errors(p0=not_needed, p1=None, p2=not_needed),
+    )
+    assert elect_preferred_leaders(admin, interval=0) == 2
+    assert admin.calls == 3
+
+
+def test_an_election_refused_for_another_reason_fails_at_once() -> None:
+    from confluent_kafka import KafkaError, KafkaException
+
+    from kafkakit.reassignment import elect_preferred_leaders
+
+    # Positive control: the same client, answering at once, elects without an error.
+    assert elect_preferred_leaders(FakeElection(partition_errors(p0=None)), interval=0) == 1
+    admin = FakeElection(partition_errors(p0=KafkaError.TOPIC_AUTHORIZATION_FAILED), partition_errors(p0=None))
+    with pytest.raises(PlanError, match="orders-0: .*TOPIC_AUTHORIZATION_FAILED"):
+        elect_preferred_leaders(admin, interval=0)
+    denied = FakeElection(KafkaException(KafkaError(KafkaError.CLUSTER_AUTHORIZATION_FAILED)), {})
+    with pytest.raises(KafkaException, match="CLUSTER_AUTHORIZATION_FAILED"):
+        elect_preferred_leaders(denied, interval=0)
+    assert admin.calls == denied.calls == 1
+
+
+def test_an_election_still_timing_out_at_its_deadline_fails() -> None:
+    from confluent_kafka import KafkaError
+
+    from kafkakit.reassignment import elect_preferred_leaders
+
+    admin = FakeElection(*[partition_errors(p0=KafkaError.REQUEST_TIMED_OUT)] * 3)
+    with pytest.raises(PlanError, match="orders-0: .*REQUEST_TIMED_OUT"):
+        elect_preferred_leaders(admin, timeout=0, interval=0)
+    assert admin.calls == 1
