@@ -4,7 +4,8 @@ Mitogen keeps one Python interpreter per host for the whole run instead of start
 copying the module, for every task (a no-op site.yml on the lab: 124 s instead of 185 s, README).
 The linear semantics are unchanged. Opt-in (ANSIBLE_STRATEGY=mitogen_linear), not the default: a
 cold site.yml over it took 17 min instead of 7 on 2026-11-26, and `make lab` from scratch 916 s
-against 394-414 s plain on 2026-12-01 with the collection list below made once (README).
+against 394-414 s plain on 2026-12-01 with the collection list below made once; two other cold
+runs over it that day took 328 and 374 s (README).
 """
 
 from __future__ import annotations
