@@ -155,6 +155,11 @@ RETRY_CODES = frozenset(
 )
 
 
+def worth_retrying(err: object) -> bool:
+    """A KafkaError another attempt may cure: librdkafka's retriable() or one of RETRY_CODES."""
+    return isinstance(err, KafkaError) and (err.retriable() or err.code() in RETRY_CODES)
+
+
 class AdminRetryError(RuntimeError):
     """A retried admin call still failing at its deadline; the message carries the last error."""
 
@@ -194,7 +199,7 @@ def _retrying(
                 err = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
                 if err is not None and err.code() == done_code:
                     continue
-                if err is None or not (err.retriable() or err.code() in RETRY_CODES):
+                if not worth_retrying(err):
                     raise
                 still.append(name)
                 last = f"{name}: {err}"

@@ -249,10 +249,7 @@ def elect_preferred_leaders(admin: Any, timeout: float = 120.0, interval: float 
     retriable attempt is repeated until `timeout`; any other error is raised at once."""
     from confluent_kafka import ElectionType, KafkaError, KafkaException
 
-    from kafkakit.admin import RETRY_CODES
-
-    def retriable(err: Any) -> bool:
-        return isinstance(err, KafkaError) and (err.retriable() or err.code() in RETRY_CODES)
+    from kafkakit.admin import worth_retrying
 
     deadline = time.monotonic() + timeout
     elected = 0
@@ -261,7 +258,7 @@ def elect_preferred_leaders(admin: Any, timeout: float = 120.0, interval: float 
             # No timeout keywords: confluent-kafka 2.12's binding rejects them (SystemError).
             results = admin.elect_leaders(ElectionType.PREFERRED, None).result(timeout=60)
         except KafkaException as exc:
-            if not (exc.args and retriable(exc.args[0])) or time.monotonic() >= deadline:
+            if not (exc.args and worth_retrying(exc.args[0])) or time.monotonic() >= deadline:
                 raise
             time.sleep(interval)
             continue
@@ -270,7 +267,7 @@ def elect_preferred_leaders(admin: Any, timeout: float = 120.0, interval: float 
         failed = {tp: e for tp, e in errors.items() if e.code() != KafkaError.ELECTION_NOT_NEEDED}
         if not failed:
             return elected
-        if time.monotonic() >= deadline or not all(retriable(e) for e in failed.values()):
+        if time.monotonic() >= deadline or not all(worth_retrying(e) for e in failed.values()):
             lines = sorted(f"{tp.topic}-{tp.partition}: {e}" for tp, e in failed.items())
             raise PlanError("preferred leader election failed for " + ", ".join(lines[:10]))
         time.sleep(interval)

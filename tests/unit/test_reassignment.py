@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import itertools
+from concurrent.futures import Future
 
 import pytest
+from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from kafkakit.reassignment import (
     PlanError,
+    elect_preferred_leaders,
     leader_counts,
     plan_drain,
     plan_scale_out,
@@ -125,8 +128,6 @@ class FakeElection:
         self.calls = 0
 
     def elect_leaders(self, election_type: object, partitions: object) -> object:
-        from concurrent.futures import Future
-
         self.calls += 1
         future: Future = Future()
         answer = self.answers.pop(0)
@@ -138,8 +139,6 @@ class FakeElection:
 
 
 def partition_errors(**codes: int | None) -> dict:
-    from confluent_kafka import KafkaError, KafkaException, TopicPartition
-
     return {
         TopicPartition("orders", int(p[1:])): None if code is None else KafkaException(KafkaError(code))
         for p, code in codes.items()
@@ -147,10 +146,6 @@ def partition_errors(**codes: int | None) -> dict:
 
 
 def test_a_timed_out_election_is_repeated_and_counts_what_it_elected() -> None:
-    from confluent_kafka import KafkaError, KafkaException
-
-    from kafkakit.reassignment import elect_preferred_leaders
-
     not_needed = KafkaError.ELECTION_NOT_NEEDED
     admin = FakeElection(
         KafkaException(KafkaError(KafkaError._TIMED_OUT)),
@@ -162,10 +157,6 @@ def test_a_timed_out_election_is_repeated_and_counts_what_it_elected() -> None:
 
 
 def test_an_election_refused_for_another_reason_fails_at_once() -> None:
-    from confluent_kafka import KafkaError, KafkaException
-
-    from kafkakit.reassignment import elect_preferred_leaders
-
     # Positive control: the same client, answering at once, elects without an error.
     assert elect_preferred_leaders(FakeElection(partition_errors(p0=None)), interval=0) == 1
     admin = FakeElection(partition_errors(p0=KafkaError.TOPIC_AUTHORIZATION_FAILED), partition_errors(p0=None))
@@ -178,10 +169,6 @@ def test_an_election_refused_for_another_reason_fails_at_once() -> None:
 
 
 def test_an_election_still_timing_out_at_its_deadline_fails() -> None:
-    from confluent_kafka import KafkaError
-
-    from kafkakit.reassignment import elect_preferred_leaders
-
     admin = FakeElection(*[partition_errors(p0=KafkaError.REQUEST_TIMED_OUT)] * 3)
     with pytest.raises(PlanError, match="orders-0: .*REQUEST_TIMED_OUT"):
         elect_preferred_leaders(admin, timeout=0, interval=0)
