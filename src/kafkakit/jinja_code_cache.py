@@ -87,7 +87,9 @@ def _store(key: str, code: types.CodeType) -> None:
         pass  # a cache that cannot be written only costs the compile next time
 
 
-def _cached(kind: str, env: Any, source: str, parts: tuple[object, ...], build: Callable[[], types.CodeType]) -> Any:
+def _cached(
+    kind: str, env: Any, source: str, parts: tuple[object, ...], build: Callable[[], types.CodeType]
+) -> types.CodeType:
     key = _digest(env, kind, source, *parts)
     code = _load(key)
     if code is None:

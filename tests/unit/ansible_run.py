@@ -1,8 +1,10 @@
 """ansible-playbook run from a unit test: the kit's own ansible.cfg and plugins, from ansible/, on
-an inventory the test wrote to tmp_path, and the failed task's message read back from its output."""
+an inventory the test wrote to tmp_path, and the failed task's message read back from its output;
+and a snippet of code run in a fresh python with Ansible's plugin loader set up the same way."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -68,3 +70,28 @@ def failure_msg(stdout: str) -> object:
 def failure_text(stdout: str) -> str:
     """failure_msg as text, for guards whose message is one string."""
     return str(failure_msg(stdout))
+
+
+def run_in_ansible(code: str) -> dict:
+    """`code` in a fresh python with the kit's ansible.cfg and Ansible's plugin loader set up as
+    ansible-playbook sets it up; what it prints last, as JSON."""
+    prelude = textwrap.dedent(
+        """
+        import json, sys
+        sys.path.insert(0, {repo!r})
+        from ansible.plugins.loader import init_plugin_loader
+        from tests.unit.plugin_files import load
+        init_plugin_loader()
+        """
+    ).format(repo=str(REPO))
+    proc = subprocess.run(
+        [sys.executable, "-c", prelude + textwrap.dedent(code)],
+        cwd=ANSIBLE_DIR,
+        env={"ANSIBLE_CONFIG": str(ANSIBLE_DIR / "ansible.cfg"), "PATH": "/usr/bin:/bin", "HOME": "/tmp"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.splitlines()[-1])

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.unit.test_warm_callback import run_in_ansible
+from tests.unit.ansible_run import run_in_ansible
 
 RENDER = """
 from pathlib import Path

@@ -4,43 +4,14 @@ the list of installed collections (ansible/plugins/strategy/mitogen_linear.py)."
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
-import sys
-import textwrap
 
-from tests.unit.ansible_run import ANSIBLE_DIR, REPO
+from tests.unit.ansible_run import REPO, run_in_ansible
 
 # A collection filter, after a pipe or named to map/select/reject: `| ns.coll.name`, `map('ns.coll.name'`.
 FILTER_USE = re.compile(
     r"\|\s*([a-z0-9_]+\.[a-z0-9_]+\.[a-z0-9_]+)|\b(?:map|select|reject)\(\s*['\"]([a-z0-9_]+\.[a-z0-9_]+\.[a-z0-9_]+)['\"]"
 )
-
-
-def run_in_ansible(code: str) -> dict:
-    """`code` in a fresh python with the kit's ansible.cfg and Ansible's plugin loader set up as
-    ansible-playbook sets it up; what it prints last, as JSON."""
-    prelude = textwrap.dedent(
-        """
-        import json, sys
-        sys.path.insert(0, {repo!r})
-        from ansible.plugins.loader import init_plugin_loader
-        from tests.unit.plugin_files import load
-        init_plugin_loader()
-        """
-    ).format(repo=str(REPO))
-    proc = subprocess.run(
-        [sys.executable, "-c", prelude + textwrap.dedent(code)],
-        cwd=ANSIBLE_DIR,
-        env={"ANSIBLE_CONFIG": str(ANSIBLE_DIR / "ansible.cfg"), "PATH": "/usr/bin:/bin", "HOME": "/tmp"},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.splitlines()[-1])
 
 
 def collection_filters_used() -> set[str]:
