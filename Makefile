@@ -38,6 +38,11 @@ GO          ?= $(firstword $(shell command -v go 2>/dev/null) /usr/local/go/bin/
 
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
+# The scenario tier: the long proofs, all of them or one at a time (src/kafkakit/tiers.py maps
+# each to its test files and, from them, to the code it exercises).
+SCENARIOS := rotation upgrade scale faults controllers migration dr disk-full spark-pipeline
+SCENARIO_TARGETS := $(addprefix test-,$(SCENARIOS))
+
 # make bench (issue #8): the knobs. BENCH_CASES is the default subset of the plan that still
 # holds every comparison the issue asks for (empty = the whole plan, about twice as long);
 # BENCH_COLD_LAB_SECONDS, when set, is a cold `make lab` time measured beforehand.
@@ -48,8 +53,8 @@ BENCH_PLAINTEXT_PORT ?= 9095
 BENCH_DC          ?= dc1
 BENCH_COLD_LAB_SECONDS ?=
 # kraft-vs-zk (issue #14): ZooKeeper-mode BENCH_ZK_DC vs KRaft BENCH_KRAFT_DC, side by side
-# (src/kafkakit/bench/modes.py); 3 rounds took about 9 minutes on the 2-core lab (measured
-# 2026-11-26, README "Figures from the lab"). Leave it out of BENCH_CASES to skip it.
+# (src/kafkakit/bench/modes.py), the longest case of the plan (docs/benchmark.md). Leave it out
+# of BENCH_CASES to skip it.
 BENCH_CASES ?= producer-sasl_ssl-tuned-none-100 producer-sasl_ssl-stock-none-100 \
                producer-sasl_ssl-fetchers2-none-1024 producer-sasl_ssl-fewthreads-none-1024 \
                producer-sasl_ssl-tuned-none-1024 producer-sasl_ssl-stock-none-1024 \
@@ -64,13 +69,15 @@ BENCH_KAFKA := build/bench/kafka_2.13-$(KAFKA_VERSION)
 BENCH_LISTENER = (cd ansible && ANSIBLE_CONFIG=ansible.cfg ../$(VENV)/bin/ansible-playbook lab/bench-listener.yml \
                   -e bench_dc=$(BENCH_DC) -e bench_port=$(BENCH_PLAINTEXT_PORT) -e bench_listener=$(1))
 
-.PHONY: help setup apt venv artifacts image lab lab-up lab-down lab-clean lab-dc3 lab-dc3-down site verify test test-migration test-controllers unit integration lint actionlint bench versions
+.PHONY: help setup apt venv artifacts image lab lab-up lab-down lab-clean lab-dc3 lab-dc3-down site verify test \
+        test-scenarios test-affected $(SCENARIO_TARGETS) unit integration lint actionlint bench versions
 
 help:
 	@echo "make lab       deploy the local two-DC lab (podman) with site.yml and verify it"
-	@echo "make test      the whole test suite: lint and unit tests beside the set-up, then the lab-backed integration tests"
-	@echo "make test-migration  the ZooKeeper -> KRaft migration test on dc3 (about 28 min; not in make test yet)"
-	@echo "make test-controllers  the add/remove-controller test on dc2 (about 8 min; not in make test yet)"
+	@echo "make test      lint, unit tests, the lab, and the contract tests (CI's per-change tier)"
+	@echo "make test-scenarios  every long proof under load (rolls, rotation, upgrade, migration, faults, DR, ...)"
+	@echo "make test-<name>     one scenario: $(SCENARIOS)"
+	@echo "make test-affected BASE=<rev>  the scenarios whose code changed since <rev>"
 	@echo "make lab-down  remove the lab's containers, network and files (the base image stays for the next lab)"
 	@echo "make lab-clean lab-down, and the lab's base images too"
 	@echo "make lab-dc3   add a third, ZooKeeper-mode data centre to the running lab (migration rehearsals)"
@@ -225,21 +232,28 @@ test: apt venv
 	@$(call BESIDE,artifacts unit,image lint,build/test-logs/unit.log)
 	@$(MAKE) --no-print-directory integration VERIFY_ARGS="-e verify_spark_smoke=false"
 
-# The migration test (about 28 min on the lab) and the add/remove-controller test (about 8 min) are not
-# in `make test` yet: with them the suite would run past its 60-min budget. They run on their own
-# until the suite has made room (README, "Migrating ..." and "KRaft controllers").
+# The contract tier: every test file of tests/integration outside scenarios/.
 integration: lab
-	@echo "==> integration tests against the lab"
-	@$(PY) -m pytest tests/integration --ignore=tests/integration/test_migration.py \
-		--ignore=tests/integration/test_controller_membership.py $(PYTEST_ARGS)
+	@echo "==> contract tests against the lab"
+	@$(PY) -m pytest tests/integration --ignore=tests/integration/scenarios $(PYTEST_ARGS)
 
-test-migration: lab
-	@echo "==> the ZooKeeper -> KRaft migration test (dc3, about 28 min)"
-	@$(PY) -m pytest tests/integration/test_migration.py $(PYTEST_ARGS)
+# The scenario tier (SCENARIOS above).
+test-scenarios: lab
+	@echo "==> every scenario against the lab"
+	@$(PY) -m pytest tests/integration/scenarios $(PYTEST_ARGS)
 
-test-controllers: lab
-	@echo "==> the add/remove-controller test (dc2, two spare controllers, about 8 min)"
-	@$(PY) -m pytest tests/integration/test_controller_membership.py $(PYTEST_ARGS)
+$(SCENARIO_TARGETS): lab
+	@echo "==> scenario $(@:test-%=%)"
+	@$(PY) -m pytest $$($(PY) -m kafkakit.tiers files $(@:test-%=%)) $(PYTEST_ARGS)
+
+# The scenarios whose code changed since BASE (a commit, a branch): make test-affected BASE=main
+test-affected: venv
+	@test -n "$(BASE)" || { echo "make test-affected needs BASE=<rev>" >&2; exit 2; }
+	@names=$$($(PY) -m kafkakit.tiers affected --base '$(BASE)'); \
+	if [ -z "$$names" ]; then echo "==> no scenario reaches what changed since $(BASE)"; exit 0; fi; \
+	echo "==> scenarios affected since $(BASE): $$names"; \
+	$(MAKE) --no-print-directory lab && \
+	$(PY) -m pytest $$($(PY) -m kafkakit.tiers files $$names) $(PYTEST_ARGS)
 
 versions: venv
 	@$(PY) -m kafkakit.versions

@@ -245,7 +245,7 @@ def elect_preferred_leaders(admin: Any, timeout: float = 120.0, interval: float 
     number of partitions whose leader changed. Partitions already led by it are not errors.
 
     Under load a ZooKeeper-mode controller can take longer than the client's request timeout
-    (a CI run failed so, 2026-12-01). An election is safe to repeat, so a timed-out or
+    (a CI run failed so). An election is safe to repeat, so a timed-out or
     retriable attempt is repeated until `timeout`; any other error is raised at once."""
     from confluent_kafka import ElectionType, KafkaError, KafkaException
 

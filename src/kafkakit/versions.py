@@ -76,7 +76,7 @@ LOCK_PINS: tuple[tuple[str, str, str], ...] = (
     (
         "Mitogen (Ansible strategy)",
         "mitogen",
-        "newest release; runs with ansible-core 2.19; opt-in: ANSIBLE_STRATEGY=mitogen_linear (ansible/plugins)",
+        "newest release; runs with ansible-core 2.19; the tests' playbook runs; opt-in elsewhere (docs/operations.md)",
     ),
     (
         "confluent-kafka (librdkafka)",

@@ -17,7 +17,11 @@ from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from kafkakit.admin import admin_from_conf, create_topics_retrying, delete_topics_retrying, topic_ready, wait_healthy
+from tests.integration import mirror, quorum
+from tests.integration.accounting import ACCOUNTS
 from tests.integration.lab import Lab
+from tests.integration.prometheus import Prometheus, scrape_password
+from tests.integration.spark_lab import TOPIC_PREFIX, SparkCluster
 
 METADATA_MODES = ("kraft", "zookeeper")
 
@@ -151,3 +155,82 @@ def healthy_after(lab: Lab, dc: str, client_conf: dict[str, str]) -> Iterator[No
     ids = [b.broker_id for b in lab.brokers(dc)]
     health = wait_healthy(fresh_admin(client_conf), ids, timeout=300)
     assert health.healthy(ids), f"cluster did not recover: {health.as_dict()}"
+
+
+@pytest.fixture(scope="module")
+def kraft_conf(lab: Lab) -> dict[str, str]:
+    """The admin's client settings of the lab's KRaft data centre (quorum.KRAFT_DC)."""
+    if not lab.kraft(quorum.KRAFT_DC):
+        pytest.fail(f"{quorum.KRAFT_DC} is not a KRaft data centre in this lab (no kafka_controller hosts)")
+    return lab.client_conf(quorum.KRAFT_DC)
+
+
+@pytest.fixture
+def quorum_after(lab: Lab, kraft_conf: dict[str, str]) -> Iterator[None]:
+    """A quorum test leaves the KRaft DC as it found it: a whole, caught-up quorum, every broker healthy."""
+    yield
+    dc = quorum.KRAFT_DC
+    wait_until("quorum whole again", lambda: quorum.quorum_whole(lab, dc), 180)
+    ids = [b.broker_id for b in lab.brokers(dc)]
+    health = wait_healthy(fresh_admin(kraft_conf), ids, timeout=300)
+    assert health.healthy(ids), f"{dc} did not recover: {health.as_dict()}"
+
+
+@pytest.fixture(scope="module")
+def prometheus(lab: Lab) -> Prometheus:
+    monitors = lab.groups.get("monitoring", [])
+    assert monitors, "the lab inventory has no monitoring host"
+    return Prometheus(lab.hosts[monitors[0]].ip)
+
+
+@pytest.fixture(scope="module")
+def scrape_login() -> tuple[str, str]:
+    return "prometheus", scrape_password()
+
+
+@pytest.fixture(scope="module")
+def dc2_conf(lab: Lab) -> dict[str, str]:
+    return lab.client_conf(mirror.TARGET)
+
+
+@pytest.fixture
+def mirrored_topic(client_conf: dict[str, str], dc2_conf: dict[str, str]) -> Iterator[Callable[..., str]]:
+    """Topics in dc1 under the flow's mirror- prefix; both copies are deleted afterwards (retried
+    with a fresh client: a test restarts a dc1 broker in between; a copy not in dc2 counts as gone)."""
+    made: list[str] = []
+
+    def make(partitions: int = 6, **configs: str) -> str:
+        name = f"{mirror.MIRROR_PREFIX}{uuid.uuid4().hex[:10]}"
+        create_topics_retrying(client_conf, [NewTopic(name, partitions, 3, config=configs)])
+        made.append(name)
+        wait_until("leaders", lambda: mirror.topic_partitions(client_conf, name) == partitions, 30)
+        return name
+
+    yield make
+    for conf, names in ((client_conf, made), (dc2_conf, [mirror.remote(t) for t in made])):
+        if names:
+            delete_topics_retrying(conf, names)
+
+
+@pytest.fixture(scope="module")
+def spark(lab: Lab) -> SparkCluster:
+    cluster = SparkCluster(lab)
+    cluster.wait_workers_alive()
+    return cluster
+
+
+@pytest.fixture
+def spark_topic(new_topic: Callable[..., str]) -> Callable[[], str]:
+    """Topics under the spark principal's prefix, deleted afterwards."""
+    return lambda: new_topic(partitions=3, replication_factor=3, prefix=f"{TOPIC_PREFIX}test-")
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Each test's accounting (tests/integration/accounting.py), together after the run."""
+    if not ACCOUNTS:
+        return
+    terminalreporter.write_sep("=", "accounting of the tests under load")
+    for nodeid, lines in ACCOUNTS.items():
+        terminalreporter.write_line(nodeid)
+        for line in lines:
+            terminalreporter.write_line(f"    {line}")

@@ -15,12 +15,13 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from confluent_kafka import KafkaError, Message, Producer
+from confluent_kafka import KafkaError, KafkaException, Message, Producer
 from confluent_kafka.admin import NewTopic
 
 from kafkakit.admin import cluster_health, create_topics_retrying, delete_topics_retrying
+from tests.integration.accounting import account
 from tests.integration.clients import ProduceReport, produce_transactions, read_all
-from tests.integration.conftest import fresh_admin, leader_of, wait_until
+from tests.integration.conftest import controller_id, fresh_admin, leader_of, wait_until
 
 RATE = 200
 WARMUP = 600  # acknowledged messages before the fault lands
@@ -37,20 +38,12 @@ class Outcome:
     longest_gap_s: float
     aborted: int = 0
 
-    def row(self) -> str:
+    def line(self) -> str:
         return (
-            f"| {self.scenario} | {self.sent} | {self.acked} | {self.failed} | {self.lost} | {self.duplicated} "
-            f"| {self.aborted} | {self.longest_gap_s:.2f} |"
+            f"{self.scenario}: sent {self.sent}, committed {self.acked}, failed {self.failed}, lost {self.lost}, "
+            f"duplicated {self.duplicated}, aborted and resent {self.aborted}, "
+            f"longest window without a commit {self.longest_gap_s:.2f} s"
         )
-
-
-TABLE_HEADER = (
-    "| scenario | sent | committed | failed | lost | duplicated | aborted and resent "
-    "| longest gap without a commit (s) |\n"
-    "| --- | --- | --- | --- | --- | --- | --- | --- |"
-)
-
-OUTCOMES: list[Outcome] = []
 
 
 def assert_clean(outcome: Outcome) -> None:
@@ -103,7 +96,7 @@ def run_scenario(
         longest_gap_s=report.longest_gap_s,
         aborted=report.aborted,
     )
-    OUTCOMES.append(outcome)
+    account(outcome.line())
     delete_topics_retrying(conf, [topic])
     return outcome
 
@@ -152,3 +145,31 @@ def fill_one_broker(conf: dict[str, str], broker_id: int, topic: str, cap_bytes:
         producer.poll(0)
     producer.flush(60)
     return acked[0]
+
+
+def leaders_of(client_conf: dict[str, str], topic: str) -> dict[int, int]:
+    """Each partition's leader (-1 while it has none), from one metadata request."""
+    meta = fresh_admin(client_conf).list_topics(topic=topic, timeout=10).topics.get(topic)
+    return {} if meta is None else {p: found.leader for p, found in meta.partitions.items()}
+
+
+def active_controller(client_conf: dict[str, str], what: str) -> int:
+    """The active controller's id, once there is one (an election may be running)."""
+    found = [-1]
+
+    def read() -> bool:
+        found[0] = controller_id(client_conf)
+        return found[0] >= 0
+
+    wait_until(what, read, 30)
+    return found[0]
+
+
+def answers_itself(client_conf: dict[str, str], ip: str) -> bool:
+    """The broker at `ip` answers a metadata request itself (a client bootstrapped to it alone)."""
+    port = client_conf["bootstrap.servers"].split(",")[0].rsplit(":", 1)[1]
+    try:
+        fresh_admin({**client_conf, "bootstrap.servers": f"{ip}:{port}"}).list_topics(timeout=5)
+    except KafkaException:
+        return False
+    return True

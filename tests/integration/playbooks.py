@@ -9,13 +9,16 @@ import subprocess
 from datetime import datetime
 from pathlib import Path
 
+import ansible_mitogen
+
 from tests.integration.lab import ANSIBLE_INVENTORY, ROOT
 
 LOGS = ROOT / "build/test-logs"
-# The tests' playbook runs go over Mitogen (ansible/plugins/strategy): one Python per host for the
-# whole run instead of one per task, on a lab whose 2 cores are the limit (figures: README,
-# "Security"). `make lab`'s first deploy keeps the default: Mitogen copies archives slower.
+# The tests' playbook runs go over Mitogen's own linear strategy: one Python per host for the whole
+# run instead of one per task, on a lab whose 2 cores are the limit. `make lab`'s first deploy keeps
+# Ansible's default: Mitogen copies archives slower. KAFKAKIT_TEST_STRATEGY=linear turns it off.
 STRATEGY = os.environ.get("KAFKAKIT_TEST_STRATEGY", "mitogen_linear")
+MITOGEN_STRATEGIES = Path(ansible_mitogen.__file__).parent / "plugins" / "strategy"
 
 
 def playbook_process(
@@ -27,6 +30,8 @@ def playbook_process(
     stamps each task's start (profile_tasks) for task_started()."""
     env = {**os.environ, "ANSIBLE_CONFIG": "ansible.cfg", "ANSIBLE_NOCOLOR": "1"}
     env["ANSIBLE_STRATEGY"] = strategy
+    if strategy.startswith("mitogen_"):
+        env["ANSIBLE_STRATEGY_PLUGINS"] = str(MITOGEN_STRATEGIES)
     if task_times:
         env["ANSIBLE_CALLBACKS_ENABLED"] = "ansible.posix.profile_roles,ansible.posix.profile_tasks"
     proc = subprocess.run(
@@ -82,6 +87,14 @@ def recap(output: str) -> dict[str, dict[str, int]]:
 def restart_order(output: str, unit: str = "kafka") -> list[str]:
     """Hosts in the order the roll (roles/roll) restarted `unit` on them, from the task banners."""
     return [host for u, host in re.findall(r"^TASK \[roll : Restart (\S+) on (\S+)\]", output, re.M) if u == unit]
+
+
+def roll_leaders(output: str, unit: str = "kafka") -> list[str]:
+    """The hosts the roll of `unit` read as leaders (ZooKeeper leader, ZooKeeper-mode controller)
+    and so put last, from its "Report the order of the roll" line."""
+    found = re.search(rf"roll of {re.escape(unit)}:\s+order\s+\S*\s+leaders\s+read\s+([\w,.-]*)", output)
+    assert found, f"no roll report of {unit} in the output"
+    return [h for h in found.group(1).split(",") if h]
 
 
 def module_process(host: str, module: str, args: dict) -> subprocess.CompletedProcess[str]:

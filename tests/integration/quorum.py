@@ -1,11 +1,14 @@
 """A KRaft data centre's controller quorum as its own tool reports it (kafka-metadata-quorum, run
-on a controller with the controller certificate): for the quorum and upgrade tests."""
+on a controller with the controller certificate): for the quorum and upgrade tests. KRAFT_DC is
+the lab's KRaft data centre those tests load (the fixtures kraft_conf and quorum_after)."""
 
 from __future__ import annotations
 
 from kafkakit.bench.nodes import CONTROLLER_CLIENT, QUORUM_TOOL, TOOL_RUNNER
 from kafkakit.kraft import parse_status, quorum_health
 from tests.integration.lab import Host, Lab
+
+KRAFT_DC = "dc2"
 
 # The same command the bench runs (kafkakit.bench.nodes.describe_quorum), here with every
 # controller as bootstrap, through the inventory's connection.
@@ -44,3 +47,8 @@ def quorum_whole(lab: Lab, dc: str) -> bool:
 
 def controller_by_id(lab: Lab, dc: str, node_id: int) -> Host:
     return next(c for c in lab.controllers(dc) if c.controller_id == node_id)
+
+
+def replicas(lab: Lab, dc: str) -> int:
+    """A load's replication factor: 3, or every broker of a smaller DC (the lab's dc2 has 2)."""
+    return min(3, len(lab.brokers(dc)))

@@ -1,137 +1,39 @@
-"""The KRaft data centre's controller quorum under faults and through the dynamic-quorum
-operations (KIP-853), each under a transactional acks=all load on dc2 that must end with nothing
-failed, lost or stored twice: the active controller SIGKILLed, a controller host stopped and
-started, a controller whose disk is lost replaced with ops/replace-controller.yml."""
+"""The KRaft data centre's controller quorum: the contract tier's acks=all kill in KRaft mode (the
+active controller SIGKILLed under a transactional load on dc2 that must end with nothing failed,
+lost or stored twice) and the format step's refusal. A controller host stopped and started is in
+scenarios/test_faults.py, a lost disk replaced in scenarios/test_controllers.py."""
 
 from __future__ import annotations
 
-import subprocess
-from collections.abc import Iterator
-
-import pytest
-
-from kafkakit.admin import wait_healthy
-from kafkakit.kraft import voter_directory
 from tests.integration import quorum
-from tests.integration.conftest import fresh_admin, wait_until
+from tests.integration.accounting import account
+from tests.integration.conftest import wait_until
 from tests.integration.faults import assert_clean, run_scenario
-from tests.integration.lab import Host, Lab
-from tests.integration.playbooks import module_process, module_result, playbook_process, run_playbook
+from tests.integration.playbooks import module_process, module_result
 
-DC = "dc2"
-
-
-@pytest.fixture(scope="module")
-def conf(lab: Lab) -> dict[str, str]:
-    if not lab.kraft(DC):
-        pytest.fail(f"{DC} is not a KRaft data centre in this lab (no kafka_controller hosts)")
-    return lab.client_conf(DC)
+DC = quorum.KRAFT_DC
 
 
-def describe(lab: Lab, what: str, through: Host | None = None) -> str:
-    return quorum.describe(lab, DC, what, through)
-
-
-def leader(lab: Lab) -> int:
-    return quorum.leader(lab, DC)
-
-
-def quorum_whole(lab: Lab) -> bool:
-    return quorum.quorum_whole(lab, DC)
-
-
-@pytest.fixture
-def quorum_after(lab: Lab, conf: dict[str, str]) -> Iterator[None]:
-    """Each test leaves dc2 as it found it: a whole, caught-up quorum and every broker healthy."""
-    yield
-    wait_until("quorum whole again", lambda: quorum_whole(lab), 180)
-    ids = [b.broker_id for b in lab.brokers(DC)]
-    health = wait_healthy(fresh_admin(conf), ids, timeout=300)
-    assert health.healthy(ids), f"{DC} did not recover: {health.as_dict()}"
-
-
-def replicas(lab: Lab) -> int:
-    """The load's replication factor: 3, or every broker of a smaller DC (the lab's dc2 has 2)."""
-    return min(3, len(lab.brokers(DC)))
-
-
-def by_id(lab: Lab, node_id: int) -> Host:
-    return quorum.controller_by_id(lab, DC, node_id)
-
-
-def test_sigkill_of_the_active_controller(lab, conf, quorum_after):
+def test_sigkill_of_the_active_controller(lab, kraft_conf, quorum_after):
     elected: dict[str, int] = {}
 
     def fault(_topic: str) -> None:
-        elected["old"] = old = leader(lab)
+        elected["old"] = old = quorum.leader(lab, DC)
         assert old > 0, "no quorum leader before the fault"
-        host = lab.testinfra(by_id(lab, old))
+        host = lab.testinfra(quorum.controller_by_id(lab, DC, old))
         host.run_test("systemctl kill --signal=SIGKILL kafka-controller")
         try:
-            wait_until("a new quorum leader", lambda: leader(lab) not in (old, -1), 60)
-            elected["new"] = leader(lab)
+            wait_until("a new quorum leader", lambda: quorum.leader(lab, DC) not in (old, -1), 60)
+            elected["new"] = quorum.leader(lab, DC)
         finally:
             host.run_test("systemctl restart kafka-controller")
-        wait_until("quorum whole", lambda: quorum_whole(lab), 180)
+        wait_until("quorum whole", lambda: quorum.quorum_whole(lab, DC), 180)
 
-    outcome = run_scenario("active KRaft controller SIGKILLed and restarted", conf, fault, replicas(lab))
-    print(f"\nquorum leader {elected.get('old')} -> {elected.get('new')}")
+    outcome = run_scenario(
+        "active KRaft controller SIGKILLed and restarted", kraft_conf, fault, quorum.replicas(lab, DC)
+    )
+    account(f"quorum leader {elected.get('old')} -> {elected.get('new')}")
     assert elected.get("new") not in (None, -1, elected.get("old"))
-    assert_clean(outcome)
-
-
-def test_a_stopped_and_started_controller_host(lab, conf, quorum_after):
-    def fault(_topic: str) -> None:
-        victim = next(c for c in lab.controllers(DC) if c.controller_id != leader(lab))
-        subprocess.run(["podman", "stop", "-t", "120", victim.name], check=True, capture_output=True)
-        try:
-            # Two of three voters keep the quorum: it still has a leader while the host is down.
-            wait_until("the voter behind", lambda: not quorum_whole(lab), 60)
-            assert leader(lab) > 0
-        finally:
-            subprocess.run(["podman", "start", victim.name], check=True, capture_output=True)
-        # systemd boots the host: the storage unlock and the controller come up on their own.
-        wait_until("quorum whole", lambda: quorum_whole(lab), 300)
-
-    outcome = run_scenario("KRaft controller host stopped and started", conf, fault, replicas(lab))
-    assert_clean(outcome)
-
-
-def test_a_controller_with_a_lost_disk_is_replaced_through_the_quorum(lab, conf, quorum_after):
-    """ops/replace-controller.yml under load: a follower's metadata directory is gone; refused
-    without the confirmation (nothing changes), then with it the quorum drops the old voter and
-    takes the new directory, and the load loses nothing."""
-    victim = next(c for c in lab.controllers(DC) if c.controller_id != leader(lab))
-    before = voter_directory(describe(lab, "status"), victim.controller_id)
-    assert before, f"{victim.name} is not a voter before the test"
-    swapped: dict[str, str] = {}
-
-    def fault(_topic: str) -> None:
-        host = lab.testinfra(victim)
-        # The disk is lost: the process dies and its metadata directory is gone.
-        host.run_test("systemctl kill --signal=SIGKILL kafka-controller && systemctl stop kafka-controller")
-        host.run_test("rm -rf /var/lib/kafka-controller/metadata")
-        refused = playbook_process("ops/replace-controller.yml", "-e", f"controller_replace={victim.name}")
-        assert refused.returncode != 0 and f"-e controller_replace_confirm={victim.name}" in refused.stdout
-        assert voter_directory(describe(lab, "status"), victim.controller_id) == before, (
-            "the refusal changed the quorum"
-        )
-        assert not host.file("/var/lib/kafka-controller/metadata").exists, "the refusal formatted the directory"
-        run_playbook(
-            "ops/replace-controller.yml",
-            "-e",
-            f"controller_replace={victim.name}",
-            "-e",
-            f"controller_replace_confirm={victim.name}",
-        )
-        swapped["after"] = voter_directory(describe(lab, "status"), victim.controller_id)
-
-    outcome = run_scenario("KRaft controller with a lost disk replaced", conf, fault, replicas(lab))
-    meta = lab.testinfra(victim).file("/var/lib/kafka-controller/metadata/meta.properties").content_string
-    print(f"\n{victim.name}: voter directory {before} -> {swapped.get('after')}")
-    assert swapped.get("after") not in ("", None, before), swapped
-    assert f"directory.id={swapped['after']}" in meta
-    assert quorum_whole(lab)
     assert_clean(outcome)
 
 

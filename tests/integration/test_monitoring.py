@@ -7,92 +7,28 @@ a minute or two."""
 
 from __future__ import annotations
 
-import base64
 import http.client
-import json
 import re
 import ssl
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
-import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 
 import pytest
 import yaml
 
-from kafkakit.admin import delete_topics_retrying
 from kafkakit.monitoring import JMX_PORTS, LAG_EXPORTER_PORT, NODE_EXPORTER_PORT, PROMETHEUS_PORT
-from tests.integration.clients import ProduceReport, consume, consumer, produce_sequence
+from tests.integration.accounting import account
+from tests.integration.clients import consume, consumer, produce_sequence
 from tests.integration.conftest import wait_until
-from tests.integration.faults import RATE, assert_clean, broker_back, fill_one_broker, run_scenario
-from tests.integration.lab import CLIENT_DIR, ROOT, Lab
-from tests.integration.playbooks import playbook_process, run_playbook
+from tests.integration.lab import ROOT, Lab
+from tests.integration.prometheus import Prometheus, http_get
 
-SECRETS = ROOT / "build/lab/secrets"
 # roles/kafka_broker's kafka_data_dirs (the lab keeps the default).
 DATA_DIR = "/var/lib/kafka/data"
-
-
-def lab_tls() -> ssl.SSLContext:
-    """Trusts the lab's CA bundle (the one clients use) and checks the address in the certificate."""
-    return ssl.create_default_context(cafile=str(CLIENT_DIR / "pki" / "trusted.crt"))
-
-
-def scrape_password() -> str:
-    return (SECRETS / "monitoring-scrape").read_text().strip()
-
-
-def http_get(
-    url: str, auth: tuple[str, str] | None = None, timeout: float = 10, tls: ssl.SSLContext | None = None
-) -> tuple[int, str]:
-    request = urllib.request.Request(url)
-    if auth:
-        token = base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode()
-        request.add_header("Authorization", f"Basic {token}")
-    if url.startswith("https:") and tls is None:
-        tls = lab_tls()
-    try:
-        with urllib.request.urlopen(request, timeout=timeout, context=tls) as response:  # noqa: S310 - lab addresses
-            return response.status, response.read().decode()
-    except urllib.error.HTTPError as exc:
-        return exc.code, ""
-
-
-class Prometheus:
-    def __init__(self, ip: str) -> None:
-        self.base = f"https://{ip}:{PROMETHEUS_PORT}/api/v1"
-        self.login = ("prometheus", scrape_password())
-
-    def get(self, path: str, **params: str) -> dict:
-        status, body = http_get(f"{self.base}/{path}?{urllib.parse.urlencode(params)}", self.login)
-        assert status == 200, f"{path}: HTTP {status}"
-        return json.loads(body)["data"]
-
-    def query(self, expr: str) -> list[dict]:
-        return self.get("query", query=expr)["result"]
-
-    def firing(self, alert: str, **labels: str) -> bool:
-        return any(
-            a["labels"]["alertname"] == alert
-            and a["state"] == "firing"
-            and all(a["labels"].get(k) == v for k, v in labels.items())
-            for a in self.get("alerts")["alerts"]
-        )
-
-
-@pytest.fixture(scope="module")
-def prometheus(lab: Lab) -> Prometheus:
-    monitors = lab.groups.get("monitoring", [])
-    assert monitors, "the lab inventory has no monitoring host"
-    return Prometheus(lab.hosts[monitors[0]].ip)
-
-
-@pytest.fixture(scope="module")
-def scrape_login() -> tuple[str, str]:
-    return "prometheus", scrape_password()
 
 
 def expected_targets(lab: Lab) -> set[tuple[str, str]]:
@@ -216,92 +152,6 @@ def test_each_data_centre_has_one_active_controller_and_the_quorum_is_scraped(la
         assert set(lags) == set(controllers) and all(v < 1000 for v in lags.values()), lags
 
 
-def test_a_full_data_disk_fires_its_alerts_the_other_broker_serves_and_the_recovery_brings_it_back(
-    lab: Lab, prometheus: Prometheus
-) -> None:
-    """dc2 (KRaft, two brokers, min.insync.replicas 1), under a transactional acks=all load: a
-    one-replica topic fills one broker's data volume until the broker stops. The disk and the
-    under-replicated alerts fire, the other broker takes the whole load, the operator deletes the
-    topic, the broker still cannot start, ops/recover-broker.yml refuses a healthy broker and frees
-    and restarts this one, both alerts clear, and nothing acknowledged is lost (faults.py)."""
-    dc = "dc2"
-    conf = lab.client_conf(dc)
-    other, victim = lab.brokers(dc)[0], lab.brokers(dc)[-1]
-    host = lab.testinfra(victim)
-    urp = f'kafka_server_replicamanager_underreplicatedpartitions{{dc="{dc}"}}'
-    # Before the fault: the metric is scraped from every broker at 0 and both alerts are quiet, so
-    # the firing below is this fault's and not one left over (nor an alert that cannot clear).
-    quiet = lambda: (  # noqa: E731
-        {r["metric"]["instance"]: float(r["value"][1]) for r in prometheus.query(urp)}
-        == {b.name: 0.0 for b in lab.brokers(dc)}
-        and not prometheus.firing("KafkaUnderReplicatedPartitions", dc=dc)
-        and not prometheus.firing("KafkaDataDiskFull", instance=victim.name)
-    )
-    wait_until(f"{dc} scraped with no under-replicated partition and the alerts quiet", quiet, 300)
-    fill = f"fill-{uuid.uuid4().hex[:8]}"
-    times: dict[str, float] = {}
-
-    def fault(_topic: str, report: ProduceReport) -> None:
-        start = time.monotonic()
-        filled = fill_one_broker(conf, victim.broker_id, fill, cap_bytes=4 * 2**30)
-        wait_until(f"{victim.name} out of the cluster", lambda: not broker_back(conf, victim.broker_id)(), 120)
-        times[f"filled {filled / 2**20:.0f} MiB, broker out"] = time.monotonic() - start
-        # The last bytes: what a real fill leaves free is luck (a restart between two crashes can
-        # squeeze in); the test leaves none, as Kafka's user, inside the fill topic's partition.
-        host.run(f"runuser -u kafka -- dd if=/dev/zero of={DATA_DIR}/{fill}-0/top-off bs=1M")
-        took = wait_until(
-            "KafkaDataDiskFull firing", lambda: prometheus.firing("KafkaDataDiskFull", instance=victim.name), 240
-        )
-        times["disk alert firing"] = took
-        wait_until(
-            "KafkaUnderReplicatedPartitions firing",
-            lambda: prometheus.firing("KafkaUnderReplicatedPartitions", dc=dc),
-            120,
-        )
-        # The other broker keeps the load going alone.
-        during = len(report.acked)
-        wait_until("the load acknowledged while the broker is down", lambda: len(report.acked) >= during + RATE * 5, 60)
-        # The operator deletes the topic that filled the disk; its data stays on the stopped broker,
-        # which cannot start to remove it.
-        delete_topics_retrying(conf, [fill])
-        assert host.file(f"{DATA_DIR}/{fill}-0").is_directory
-        assert not broker_back(conf, victim.broker_id)()
-        # Refused for a broker that serves with room on its disk; the same run for the full one,
-        # next, is the positive control.
-        refused = playbook_process(
-            "ops/recover-broker.yml", "-e", f"recover_host={other.name}", "-e", f"recover_confirm={other.name}"
-        )
-        assert refused.returncode != 0 and f"{other.name} serves and its data volume is" in refused.stdout, (
-            refused.stdout[-2000:]
-        )
-        start = time.monotonic()
-        out = run_playbook(
-            "ops/recover-broker.yml", "-e", f"recover_host={victim.name}", "-e", f"recover_confirm={victim.name}"
-        )
-        times["recovery (playbook, broker back in every ISR)"] = time.monotonic() - start
-        # Only the deleted topic and what Kafka itself dropped: a live partition in this list would
-        # be re-replicated and pass unseen (once, every id with a '+' or '/' was on it).
-        deleted = re.search(rf"deleted on {victim.name}: ([^;]*);", " ".join(out.split()))
-        assert deleted, out[-3000:]
-        names = deleted[1].split(", ")
-        assert f"{fill}-0" in names and all(n == f"{fill}-0" or n.endswith(("-delete", "-stray")) for n in names), names
-        assert not host.file(f"{DATA_DIR}/{fill}-0").exists and host.file(f"{DATA_DIR}/__cluster_metadata-0").exists
-        assert broker_back(conf, victim.broker_id)()
-        for alert, labels in (
-            ("KafkaUnderReplicatedPartitions", {"dc": dc}),
-            ("KafkaDataDiskFull", {"instance": victim.name}),
-        ):
-            times[f"{alert} cleared"] = wait_until(
-                f"{alert} cleared", lambda a=alert, kv=labels: not prometheus.firing(a, **kv), 300
-            )
-
-    outcome = run_scenario(f"a full data disk on {victim.name}", conf, fault, replicas=2, with_report=True)
-    assert_clean(outcome)
-    print("\n" + outcome.row())
-    for what, seconds in times.items():
-        print(f"  {what}: {seconds:.0f} s")
-
-
 def test_a_stalled_consumer_group_shows_growing_lag_and_fires_the_lag_alert(
     client_conf: dict[str, str], new_topic: Callable[..., str], prometheus: Prometheus
 ) -> None:
@@ -332,4 +182,4 @@ def test_a_stalled_consumer_group_shows_growing_lag_and_fires_the_lag_alert(
         lambda: prometheus.firing("KafkaConsumerGroupLagHigh", group=group, topic=topic),
         240,
     )
-    print(f"\nlag alert firing {time.monotonic() - start:.0f} s after the lag reached 1500")
+    account(f"lag alert firing {time.monotonic() - start:.0f} s after the lag reached 1500")

@@ -1,5 +1,5 @@
-"""Day-2 operations on the lab: the roll's health gate. The rolling restart under load is a fault
-scenario (test_faults.py::test_the_rolling_restart); dry runs are in test_idempotence.py."""
+"""Day-2 operations on the lab: the roll's health gate and order. The rolling restart under load is
+a scenario (scenarios/test_faults.py::test_the_rolling_restart); dry runs are in test_idempotence.py."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import time
 from kafkakit.admin import cluster_health
 from tests.integration.conftest import controller_id, fresh_admin, wait_until
 from tests.integration.faults import zookeeper_mode
-from tests.integration.playbooks import playbook_process, restart_order, run_playbook
+from tests.integration.playbooks import playbook_process, restart_order, roll_leaders, run_playbook
 
 
 def started_at(host) -> str:  # noqa: ANN001 - testinfra host
@@ -54,10 +54,11 @@ def test_the_zookeeper_roll_refuses_an_incomplete_ensemble_and_otherwise_restart
         wait_until("server rejoined", lambda: zookeeper_mode(servers[follower]) in ("leader", "follower"))
 
     # Positive control: with every server serving, the same roll goes through, the leader last.
-    leader = next(name for name, host in servers.items() if zookeeper_mode(host) == "leader")
-    order = restart_order(run_playbook(*roll), "zookeeper")
+    output = run_playbook(*roll)
+    order = restart_order(output, "zookeeper")
     assert sorted(order) == sorted(servers), order
-    assert order[-1] == leader, f"leader {leader} not last: {order}"
+    # The leader as the roll read it (the plan parses each server's `srvr`): last, and one server.
+    leaders = roll_leaders(output, "zookeeper")
+    assert leaders == [order[-1]], f"the leader the roll read, {leaders}, not last: {order}"
     modes = sorted(zookeeper_mode(h) for h in servers.values())
     assert modes == ["follower", "follower", "leader"], modes
-

@@ -1,6 +1,6 @@
 """ops/recover-broker.yml's rules (kafkakit.log_reclaim, kafkakit.ops_guards) and its host module
 kafkakit_log_dirs on a real directory tree; the whole operation on a broker whose disk a real load
-filled is tests/integration/test_faults.py."""
+filled is the disk-full scenario (tests/integration/scenarios/test_disk_full.py)."""
 
 from __future__ import annotations
 

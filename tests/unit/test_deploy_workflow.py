@@ -53,10 +53,33 @@ def test_no_long_lived_aws_keys(text: str) -> None:
         assert key not in lowered, f"{key} in {WORKFLOW.name}: AWS access goes through OIDC only"
 
 
-def test_triggers_are_pull_requests_and_pushes_to_main(workflow: dict[str, Any]) -> None:
+def test_triggers_are_pull_requests_pushes_to_main_a_schedule_and_by_hand(workflow: dict[str, Any]) -> None:
     on = triggers(workflow)
-    assert set(on) == {"pull_request", "push"}
+    assert set(on) == {"pull_request", "push", "schedule", "workflow_dispatch"}
     assert on["push"]["branches"] == ["main"]
+
+
+SCENARIO_EVENTS = "github.event_name == 'schedule' || github.event_name == 'workflow_dispatch'"
+
+
+def test_changes_run_the_contract_tier_and_the_schedule_the_scenarios(jobs: dict[str, dict[str, Any]]) -> None:
+    lab, scenarios = jobs["lab"], jobs["scenarios"]
+    assert condition(lab) == "github.event_name == 'pull_request' || github.event_name == 'push'"
+    assert [s["run"] for s in lab["steps"] if "run" in s] == ["make test", "make lab-down"]
+    assert condition(scenarios) == SCENARIO_EVENTS
+    assert scenarios["runs-on"] == lab["runs-on"]
+    make, down = [s for s in scenarios["steps"] if "run" in s]
+    assert make["run"] == 'make "$TARGET"' and "'test-scenarios'" in make["env"]["TARGET"]
+    assert down == {"if": "always()", "run": "make lab-down"}
+    # Every scenario the Makefile has can be asked for by hand, and nothing else.
+    makefile = (WORKFLOW.parents[2] / "Makefile").read_text()
+    names = re.search(r"^SCENARIOS := (.*)$", makefile, re.M)
+    assert names
+    options = triggers(yaml.safe_load(WORKFLOW.read_text()))["workflow_dispatch"]["inputs"]["scenario"]["options"]
+    assert options == ["all", *names[1].split()]
+    # No deploy and no preview from a scenario run.
+    for name in ("deploy", "preview"):
+        assert "schedule" not in condition(jobs[name]) and "workflow_dispatch" not in condition(jobs[name])
 
 
 def test_every_action_is_pinned(jobs: dict[str, dict[str, Any]]) -> None:

@@ -120,7 +120,9 @@ def test_every_import_playbook_resolves_from_its_own_folder(playbook):
 def test_the_integration_tests_run_existing_playbooks():
     calls = re.compile(r"""(?:run_playbook|playbook_process)\(\s*"([^"]+)"|^\s*roll = \("([^"]+)\"""", re.M)
     named = [
-        a or b for path in sorted((ROOT / "tests/integration").glob("*.py")) for a, b in calls.findall(path.read_text())
+        a or b
+        for path in sorted((ROOT / "tests/integration").rglob("*.py"))
+        for a, b in calls.findall(path.read_text())
     ]
     assert len(named) >= 8
     assert [p for p in named if not (ANSIBLE / p).is_file()] == []

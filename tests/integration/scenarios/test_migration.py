@@ -29,6 +29,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
 from kafkakit.admin import create_topics_retrying, read_client_conf
 from kafkakit.scram_users import AdminScramStore, apply_users, login_checker, parse_users
+from tests.integration.accounting import account
 from tests.integration.clients import (
     ProduceReport,
     consumer,
@@ -495,9 +496,9 @@ def test_dc3_migrates_to_kraft_rolls_back_migrates_again_and_upgrades_under_load
     assert re.search(r"TASK \[Upgrade the features to the new release line, dc3\]", out), "no features step"
     checks.hold(f"the upgrade to {UPGRADE_TO}")
 
-    print(f"\n{migration}\n{upgraded}")
+    account(f"{migration}\n{upgraded}")
     for step, seconds in checks.timings.items():
-        print(f"  {step}: {seconds:.0f} s")
+        account(f"  {step}: {seconds:.0f} s")
 
 
 def changed_tasks(output: str) -> dict[str, set[str]]:

@@ -68,7 +68,6 @@ def test_scale_out_under_load_loses_nothing(client_conf: dict[str, str], spare_b
         load_replicas.extend(r for (t, _), r in assignment.items() if t == topic)
 
     outcome = run_scenario("scale-out: a fourth dc1 broker, throttled moves", client_conf, scale_out)
-    print(f"\n{outcome.row()}")
     assert_clean(outcome)
 
     # The plan ran under the throttle the role sets, and the tool cleared it when done.

@@ -1,8 +1,8 @@
 """ops/add-controller.yml and ops/remove-controller.yml on the KRaft data centre (dynamic quorum,
 KIP-853) under a transactional acks=all load that must lose nothing: two spare controllers join
 dc2's quorum (3 -> 5 voters), then leave it one at a time, each taken out of the inventory before
-the next (5 -> 3), and the lab goes back to its usual hosts. Not in `make test` (CI has no room
-for it yet): `make test-controllers`."""
+the next (5 -> 3), and the lab goes back to its usual hosts; and a controller whose disk is lost
+replaced through the quorum (ops/replace-controller.yml). Scenario `make test-controllers`."""
 
 from __future__ import annotations
 
@@ -11,14 +11,15 @@ from collections.abc import Iterator
 import pytest
 
 from kafkakit.admin import wait_healthy
-from kafkakit.kraft import voter_keys
+from kafkakit.kraft import voter_directory, voter_keys
 from tests.integration import quorum
+from tests.integration.accounting import account
 from tests.integration.conftest import fresh_admin, wait_until
 from tests.integration.faults import assert_clean, run_scenario
 from tests.integration.lab import Lab
 from tests.integration.playbooks import lab_up, playbook_process, restart_order, run_playbook, run_site
 
-DC = "dc2"
+DC = KRAFT_DC = "dc2"
 SPARES = ("dc2-controller4", "dc2-controller5")
 BOOTSTRAP = "controller.quorum.bootstrap.servers"
 
@@ -104,7 +105,7 @@ def test_controllers_added_then_removed_under_load(lab: Lab, spares: list[int]) 
     outcome = run_scenario(
         "two KRaft controllers added, then removed", conf, add_then_remove, min(3, len(lab.brokers(DC)))
     )
-    print(f"\n{outcome.row()}\nvoters {before} -> {seen.get('added')} -> {seen.get('removed')}")
+    account(f"voters {before} -> {seen.get('added')} -> {seen.get('removed')}")
     assert seen["added"] == sorted(before + spares), seen
     assert seen["whole"], "the quorum of five was not whole and caught up after add-controller.yml"
     # The existing controllers took the new bootstrap list in one roll, each once.
@@ -127,3 +128,43 @@ def test_the_bootstrap_lists_are_back_to_the_usual_controllers(lab: Lab) -> None
         assert bootstrap(lab, host.name, "/etc/kafka/controller.properties") == usual, host.name
     for host in lab.brokers(DC):
         assert bootstrap(lab, host.name, "/etc/kafka/server.properties") == usual, host.name
+
+
+def test_a_controller_with_a_lost_disk_is_replaced_through_the_quorum(lab, kraft_conf, quorum_after):
+    """ops/replace-controller.yml under load: a follower's metadata directory is gone; refused
+    without the confirmation (nothing changes), then with it the quorum drops the old voter and
+    takes the new directory, and the load loses nothing."""
+    victim = next(c for c in lab.controllers(KRAFT_DC) if c.controller_id != quorum.leader(lab, KRAFT_DC))
+    before = voter_directory(quorum.describe(lab, KRAFT_DC, "status"), victim.controller_id)
+    assert before, f"{victim.name} is not a voter before the test"
+    swapped: dict[str, str] = {}
+
+    def fault(_topic: str) -> None:
+        host = lab.testinfra(victim)
+        # The disk is lost: the process dies and its metadata directory is gone.
+        host.run_test("systemctl kill --signal=SIGKILL kafka-controller && systemctl stop kafka-controller")
+        host.run_test("rm -rf /var/lib/kafka-controller/metadata")
+        refused = playbook_process("ops/replace-controller.yml", "-e", f"controller_replace={victim.name}")
+        assert refused.returncode != 0 and f"-e controller_replace_confirm={victim.name}" in refused.stdout
+        assert voter_directory(quorum.describe(lab, KRAFT_DC, "status"), victim.controller_id) == before, (
+            "the refusal changed the quorum"
+        )
+        assert not host.file("/var/lib/kafka-controller/metadata").exists, "the refusal formatted the directory"
+        run_playbook(
+            "ops/replace-controller.yml",
+            "-e",
+            f"controller_replace={victim.name}",
+            "-e",
+            f"controller_replace_confirm={victim.name}",
+        )
+        swapped["after"] = voter_directory(quorum.describe(lab, KRAFT_DC, "status"), victim.controller_id)
+
+    outcome = run_scenario(
+        "KRaft controller with a lost disk replaced", kraft_conf, fault, quorum.replicas(lab, KRAFT_DC)
+    )
+    meta = lab.testinfra(victim).file("/var/lib/kafka-controller/metadata/meta.properties").content_string
+    account(f"{victim.name}: voter directory {before} -> {swapped.get('after')}")
+    assert swapped.get("after") not in ("", None, before), swapped
+    assert f"directory.id={swapped['after']}" in meta
+    assert quorum.quorum_whole(lab, KRAFT_DC)
+    assert_clean(outcome)

@@ -10,6 +10,7 @@ import uuid
 from confluent_kafka.admin import NewTopic
 
 from kafkakit.admin import create_topics_retrying, delete_topics_retrying
+from tests.integration.accounting import account
 from tests.integration.clients import ProduceReport, produce_sequence, read_all
 from tests.integration.playbooks import restart_order, run_playbook
 from tests.integration.quorum import controller_by_id, leader
@@ -69,7 +70,7 @@ def test_dc2_rolls_from_the_previous_patch_release_to_the_current_one_under_load
     assert not {f"{d.key}:{d.seq}" for d in report.acked} - got, "acknowledged messages lost in the upgrade"
     # A fresh client per attempt: one made before the roll asked the old controller (NOT_CONTROLLER).
     delete_topics_retrying(conf, [topic])
-    print(
-        f"\ndc2 {PREVIOUS} -> {CURRENT}: {report.sent} sent during the roll, 0 failed, 0 lost, "
+    account(
+        f"dc2 {PREVIOUS} -> {CURRENT}: {report.sent} sent during the roll, 0 failed, 0 lost, "
         f"longest gap {report.longest_gap_s:.2f}s"
     )

@@ -9,6 +9,7 @@ import re
 import subprocess
 import threading
 
+from tests.integration.accounting import account
 from tests.integration.clients import ProduceReport, produce_sequence, read_all
 from tests.integration.lab import CLIENT_DIR, Lab
 from tests.integration.playbooks import restart_order, run_playbook
@@ -108,7 +109,7 @@ def test_ca_rotation_under_load_loses_nothing(lab: Lab, client_conf, new_topic, 
         ):
             assert sorted(restart_order(out, unit)) == sorted(members), (unit, restart_order(out, unit))
     gap = max(first_report.longest_gap_s, second_report.longest_gap_s)
-    print(
-        f"\nCA rotation under load: sent {first_report.sent + second_report.sent}, acked {len(acked)}, "
+    account(
+        f"CA rotation under load: sent {first_report.sent + second_report.sent}, acked {len(acked)}, "
         f"failed 0, lost 0, longest gap without an ack {gap:.2f}s"
     )
