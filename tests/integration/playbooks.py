@@ -89,11 +89,12 @@ def restart_order(output: str, unit: str = "kafka") -> list[str]:
     return [host for u, host in re.findall(r"^TASK \[roll : Restart (\S+) on (\S+)\]", output, re.M) if u == unit]
 
 
-def roll_leaders(output: str, unit: str = "kafka") -> list[str]:
-    """The hosts the roll of `unit` read as leaders (ZooKeeper leader, ZooKeeper-mode controller)
-    and so put last, from its "Report the order of the roll" line."""
-    found = re.search(rf"roll of {re.escape(unit)}:\s+order\s+\S*\s+leaders\s+read\s+([\w,.-]*)", output)
-    assert found, f"no roll report of {unit} in the output"
+def roll_leaders(output: str, service: str = "kafka_broker") -> list[str]:
+    """The hosts the roll of `service` (roles/roll's roll_services: kafka_broker, zookeeper, ...)
+    read as leaders (ZooKeeper leader, ZooKeeper-mode controller) and so put last, from its
+    "Report the order of the roll" line."""
+    found = re.search(rf"roll of {re.escape(service)}:\s+order\s+\S*\s+leaders\s+read\s+([\w,.-]*)", output)
+    assert found, f"no roll report of {service} in the output"
     return [h for h in found.group(1).split(",") if h]
 
 
