@@ -3,6 +3,7 @@ that `make lab` (or site.yml against any inventory) wrote, never hard-coded."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass
 from functools import cached_property
@@ -116,4 +117,18 @@ class Lab:
     def testinfra(self, host: Host | str):  # noqa: ANN201 - testinfra.host.Host
         """A testinfra host reached the way Ansible reaches it (the inventory's connection)."""
         name = host if isinstance(host, str) else host.name
-        return testinfra.get_host(f"ansible://{name}", ansible_inventory=str(INVENTORY))
+        return testinfra.get_host(f"ansible://{name}", ansible_inventory=str(inventory_as_it_is()))
+
+
+def inventory_as_it_is() -> Path:
+    """The inventory as it is now, at a path of its own content: testinfra reads an inventory once
+    per path and process, and a scenario adds hosts (spare controllers, dc3) after an earlier test
+    read it. hosts.yml holds every connection setting itself (absolute paths), so a copy reads the same."""
+    text = INVENTORY.read_bytes()
+    path = INVENTORY.parent / "testinfra" / f"hosts-{hashlib.sha256(text).hexdigest()[:16]}.yml"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_bytes(text)
+        tmp.replace(path)
+    return path
