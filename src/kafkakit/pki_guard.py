@@ -158,3 +158,65 @@ def new_ca_refusal(ca_dir: str, known: list[Ca], held: Mapping[str, Held], confi
     if confirmed:
         return f"{CONFIRM_VAR}={confirmation} does not name kafka_pki_ca_dir ({ca_dir}); {what} {consequence}"
     return f"{what} {consequence}; to replace the CA anyway: -e {CONFIRM_VAR}={ca_dir}"
+
+
+# ops/rotate-certificates.yml's retire phase (ops/retire-ca.yml): the old CA is dropped from every
+# truststore, so every client that trusts only it stops connecting. Refused unless confirmed with
+# the CA folder's path, until the promote phase has soaked, and while a client configuration the kit
+# writes does not trust the new CA yet.
+RETIRE_CONFIRM_VAR = "rotate_retire_confirm"
+SOAK_VAR = "rotate_soak_hours"
+PROMOTED_AT = "promoted-at"  # beside the CA: when promote moved the old CA to old/ (epoch seconds)
+
+
+def trusts(bundle: str | None, ca: Ca) -> bool:
+    """Whether a PEM bundle holds `ca`."""
+    return bundle is not None and any(_same(held, ca) for held in cas_in(bundle))
+
+
+def retire_refusal(
+    ca_dir: str,
+    confirmation: object,
+    promoted_at: float | None,
+    now: float,
+    soak_hours: float,
+    bundles: Mapping[str, str | None],
+) -> str:
+    """Why the old CA must not be retired yet ('' when it may): `promoted_at` is what promote
+    recorded (None: no record), `bundles` each client configuration's CA bundle by name (None:
+    missing). The new CA is the signing one, ca_dir/ca.crt."""
+    reasons = []
+    ca_dir = _norm(ca_dir)
+    confirmed = "" if confirmation is None else _norm(str(confirmation))
+    if confirmed != ca_dir:
+        reasons.append(
+            f"retiring drops the old CA from every truststore: an application that trusts only it can no longer "
+            f"connect. Hand the new CA ({ca_dir}/trusted.crt) to every application first, then confirm with "
+            f"-e {RETIRE_CONFIRM_VAR}={ca_dir}"
+        )
+    if promoted_at is None:
+        reasons.append(f"{ca_dir}/{PROMOTED_AT} records no promotion: run ops/rotate-ca.yml (promote) first")
+    elif now - promoted_at < soak_hours * 3600:
+        hours = (now - promoted_at) / 3600
+        reasons.append(
+            f"the new CA was promoted {hours:.1f} h ago, the soak is {soak_hours:g} h ({SOAK_VAR}): "
+            f"retire after {soak_hours - hours:.1f} more hours"
+        )
+    new = cas_in(Path(ca_dir, "ca.crt").read_text()) if Path(ca_dir, "ca.crt").is_file() else []
+    if not new:
+        reasons.append(f"{ca_dir}/ca.crt is missing or unreadable")
+    else:
+        behind = [name for name, bundle in bundles.items() if not trusts(bundle, new[0])]
+        if behind:
+            reasons.append(f"these client configurations do not trust the new CA ({new[0].name}) yet: {_some(behind)}")
+    if not reasons:
+        return ""
+    return f"refusing to retire the old CA of {ca_dir}: " + "; ".join(reasons) + ". Nothing was changed"
+
+
+def promoted_at(ca_dir: str) -> float | None:
+    """When promote moved the old CA to old/, as it recorded (None: no record, or unreadable)."""
+    try:
+        return float(Path(ca_dir, PROMOTED_AT).read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None

@@ -35,7 +35,6 @@ NOT_RUN_BY_A_TEST = {
     "ansible/lab/bench-listener.yml": "make bench turns its PLAINTEXT listener on and off",
     "ansible/plugins/modules/kafka_broker_listener.py": "bench-listener.yml's module (tests/unit/test_bench_lab.py)",
     "ansible/lab/lab-down.yml": "make lab-down and lab-clean remove the lab; no test may",
-    "ansible/ops/rotate-ca.yml": "its two phases, rotate-certificates.yml promote then retire, are run one by one",
 }
 
 
@@ -75,6 +74,7 @@ INCLUDED_FILE = re.compile(
     r"""|^\s*-\s+([\w./-]+\.ya?ml)\s*$""",
     re.M,
 )
+TASKS_FROM = re.compile(r"""\btasks_from\s*:\s*["']?([\w.-]+)["']?\s*$""", re.M)
 # The tests' helpers that run a playbook (tests/integration/playbooks.py).
 HELPER_RUNS = {"run_site(": "site.yml", "lab_up(": "lab/lab-up.yml"}
 FILTER_NAME = re.compile(r"""["'](\w+)["']\s*:""")
@@ -112,9 +112,17 @@ class Reach:
         self.filter_use = (
             re.compile(r"\b(" + "|".join(map(re.escape, sorted(self.filters))) + r")\b") if self.filters else None
         )
+        # A role reached by name: all but its task files, and tasks/main.yml; its other task files
+        # are reached where something includes them (include_tasks, or tasks_from with the role).
         self.role_files = {
-            name: sorted(p for p in (root / "roles" / name).rglob("*") if p.is_file()) for name in sorted(self.roles)
+            name: sorted(
+                p
+                for p in (root / "roles" / name).rglob("*")
+                if p.is_file() and (p.parent.name != "tasks" or p.name == "main.yml")
+            )
+            for name in sorted(self.roles)
         }
+        self.role_refs = {name: self.refs_in_role(name) for name in sorted(self.roles)}
         self.edges: dict[Path, list[Path]] = {}
 
     def rel(self, path: Path) -> str:
@@ -153,14 +161,39 @@ class Reach:
             candidate = (path.parent / included).resolve()
             if candidate.is_file() and candidate.is_relative_to(self.root):
                 found.append(candidate)
-        for match in ROLE_REF.finditer(text):
-            name = match.group(1) or match.group(2)
-            if name in self.roles:
-                found += self.role_files[name]
+        refs = self.refs_in(text)
+        for name in refs:
+            found += self.role_files[name]
+        # tasks_from names a task file of a role the same file names, or (for a role's own files, such
+        # as the roll's table of services in its defaults) any role that role names.
+        role = self.role_of(path)
+        scope = refs | (self.role_refs[role] if role else set())
+        for task_file in TASKS_FROM.findall(text):
+            for name in scope:
+                candidate = (
+                    self.root
+                    / "roles"
+                    / name
+                    / "tasks"
+                    / (task_file if task_file.endswith(".yml") else f"{task_file}.yml")
+                )
+                if candidate.is_file():
+                    found.append(candidate)
         found += [self.modules[key] for key in TASK_KEY.findall(text) if key in self.modules]
         if self.filter_use is not None:
             found += [self.filters[name] for name in set(self.filter_use.findall(text))]
         return found
+
+    def refs_in(self, text: str) -> set[str]:
+        return {m.group(1) or m.group(2) for m in ROLE_REF.finditer(text)} & self.roles
+
+    def refs_in_role(self, name: str) -> set[str]:
+        files = (p for p in (self.root / "roles" / name).rglob("*.yml") if p.is_file())
+        return set().union(*(self.refs_in(p.read_text(errors="replace")) for p in files)) | {name}
+
+    def role_of(self, path: Path) -> str | None:
+        parts = path.relative_to(self.root).parts
+        return parts[1] if len(parts) > 2 and parts[0] == "roles" and parts[1] in self.roles else None
 
     def python_imports(self, path: Path, text: str) -> list[Path]:
         try:
@@ -200,8 +233,13 @@ def contract_reach(root: Path = ROOT) -> set[str]:
 
 
 def scenario_reach(name: str, root: Path = ROOT) -> set[str]:
-    also = [str(p.relative_to(root)) for a in scenario(name).also for p in [root / a, *(root / a).rglob("*")]]
-    return _reach(root).of([*scenario_files(name, root), *also])
+    reach = _reach(root)
+    also: list[str] = []
+    for item in scenario(name).also:
+        role = item.removeprefix("roles/")
+        paths = reach.role_files[role] if role in reach.roles else [root / item, *(root / item).rglob("*")]
+        also += [str(p.relative_to(root)) for p in paths]
+    return reach.of([*scenario_files(name, root), *also])
 
 
 def covered_by_nothing(root: Path = ROOT) -> list[str]:

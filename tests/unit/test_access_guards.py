@@ -8,7 +8,7 @@ import json
 import os
 import subprocess
 import sys
-import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,9 @@ import pytest
 import yaml
 
 from kafkakit.access_guards import GuardError, delete_confirmation, topic_deletion_refusal
-from tests.unit.ansible_run import REPO, run_playbook
+from tests.unit.support.ansible_run import REPO, run_playbook
+from tests.unit.support.listener import Listener, loopback_listener
+from tests.unit.support.wait import wait_until
 
 MODULES = REPO / "ansible/plugins/modules"
 
@@ -69,30 +71,59 @@ def test_confirmation_forms() -> None:
         delete_confirmation(False)
 
 
-def run_module(name: str, args: dict) -> tuple[dict, float]:
-    path = Path(os.environ.get("TMPDIR", "/tmp")) / f"kafkakit-{name}-{os.getpid()}.json"
+MODULE_ENV = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+
+
+def module_command(name: str, args: dict, tmp_path: Path) -> list[str]:
+    """ansible/plugins/modules/<name>.py on `args`, as Ansible runs a module from an args file."""
+    path = tmp_path / f"{name}-args.json"
     path.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": args}))
-    started = time.monotonic()
-    try:
-        done = subprocess.run(
-            [sys.executable, str(MODULES / f"{name}.py"), str(path)],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-            env={**os.environ, "PYTHONPATH": str(REPO / "src")},
-        )
-    finally:
-        path.unlink()
-    return json.loads(done.stdout), time.monotonic() - started
+    return [sys.executable, str(MODULES / f"{name}.py"), str(path)]
 
 
-def test_kafka_topic_refuses_absent_without_allow_delete_before_contacting_the_cluster() -> None:
-    # Loopback, a port nothing listens on: a module that got as far as connecting fails differently.
-    args = {"bootstrap_servers": "127.0.0.1:1", "name": "old", "state": "absent"}
-    result, seconds = run_module("kafka_topic", args)
+def run_module(name: str, args: dict, tmp_path: Path) -> dict:
+    """The module run to its end; the JSON it exits with."""
+    done = subprocess.run(
+        module_command(name, args, tmp_path), capture_output=True, text=True, timeout=60, check=False, env=MODULE_ENV
+    )
+    return json.loads(done.stdout)
+
+
+@pytest.fixture
+def cluster() -> Iterator[Listener]:
+    """The cluster the module is pointed at: a loopback listener that counts who connects to it."""
+    with loopback_listener() as listener:
+        yield listener
+
+
+def test_kafka_topic_refuses_absent_without_allow_delete_before_contacting_the_cluster(
+    tmp_path: Path, cluster: Listener
+) -> None:
+    args = {"bootstrap_servers": cluster.address, "name": "old", "state": "absent"}
+    result = run_module("kafka_topic", args, tmp_path)
     assert result["failed"] and "refusing to delete topic old" in result["msg"], result
-    assert seconds < 20
+    # The module has exited: any connection it made is queued at the listener by now.
+    assert cluster.connections() == 0, "kafka_topic contacted the cluster before refusing"
+
+
+def test_kafka_topic_with_allow_delete_contacts_the_cluster(tmp_path: Path, cluster: Listener) -> None:
+    """The control: the same deletion, confirmed, does reach the listener, so the count of 0 above
+    means the refusal came first (not that the listener missed the module)."""
+    args = {"bootstrap_servers": cluster.address, "name": "old", "state": "absent", "allow_delete": True}
+    proc = subprocess.Popen(
+        module_command("kafka_topic", args, tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=MODULE_ENV,
+    )
+    try:
+        # The listener answers nothing, so the module would only give up at its own timeout.
+        wait_until("kafka_topic connects or exits", lambda: cluster.connections() or proc.poll() is not None, 60)
+    finally:
+        proc.kill()
+        output, _ = proc.communicate(timeout=10)
+    assert cluster.connections() > 0, f"kafka_topic with allow_delete never connected: {output[-2000:]}"
 
 
 def spec_default(module: str, option: str) -> object:

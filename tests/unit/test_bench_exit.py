@@ -5,7 +5,7 @@ import json
 import pytest
 
 import kafkakit.bench.__main__ as bench
-from tests.unit.bench_fakes import FakeRunner
+from tests.unit.support.bench_fakes import FakeRunner
 
 TUNED = "producer-sasl_ssl-tuned-none-100"
 STOCK = "producer-sasl_ssl-stock-none-100"

@@ -25,8 +25,8 @@ from kafkakit.bench import __main__ as bench_main
 from kafkakit.bench import lab
 from kafkakit.broker_listeners import ListenerError, overlay
 from kafkakit.inventory import HostRecord, build_inventory
-from tests.unit.bench_fakes import FIXTURES
-from tests.unit.bench_template import ROOT, render
+from tests.unit.support.bench_fakes import FIXTURES
+from tests.unit.support.bench_template import ROOT, render
 
 BENCH = ("BENCH", "PLAINTEXT", "10.213.7.11:9095")
 

@@ -7,7 +7,7 @@ from kafkakit.bench.plan import Endpoint, make_case
 from kafkakit.bench.report import Machine
 from kafkakit.bench.runner import run_plan
 from kafkakit.bench.stats import summarize
-from tests.unit.bench_fakes import FakeRunner
+from tests.unit.support.bench_fakes import FakeRunner
 
 ZK = ModeTarget("zookeeper", "dc1", "/lab/dc1/client.conf", "/lab/dc1/client.properties", "10.0.0.11:9093")
 KRAFT = ModeTarget("kraft", "dc2", "/lab/dc2/client.conf", "/lab/dc2/client.properties", "10.0.0.21:9093")

@@ -6,7 +6,7 @@ from kafkakit.bench.__main__ import main
 from kafkakit.bench.modes import ModeTarget, ScenarioSettings, case_name, mode_cases
 from kafkakit.bench.plan import Endpoint, build_plan, comparisons, select
 from kafkakit.bench.runner import run_plan
-from tests.unit.bench_fakes import FakeRunner
+from tests.unit.support.bench_fakes import FakeRunner
 
 ZK = ModeTarget("zookeeper", "dc1", "/lab/dc1/client.conf", "/lab/dc1/client.properties", "10.0.0.11:9093")
 KRAFT = ModeTarget("kraft", "dc2", "/lab/dc2/client.conf", "/lab/dc2/client.properties", "10.0.0.21:9093")

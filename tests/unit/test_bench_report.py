@@ -8,7 +8,7 @@ from kafkakit.bench.__main__ import main, write_outputs
 from kafkakit.bench.plan import Endpoint, make_case
 from kafkakit.bench.report import Machine, fmt, machine_description
 from kafkakit.bench.runner import run_plan
-from tests.unit.bench_fakes import FakeRunner
+from tests.unit.support.bench_fakes import FakeRunner
 
 SASL = Endpoint("SASL_SSL", "b1:9093", "/etc/kafka/client.properties")
 TUNED = make_case("producer", SASL)

@@ -4,7 +4,7 @@ import pytest
 
 from kafkakit.bench.plan import Endpoint, make_case
 from kafkakit.bench.runner import MAX_RUN_BYTES, MIN_RECORDS, run_plan
-from tests.unit.bench_fakes import FIXTURES, FakeRunner
+from tests.unit.support.bench_fakes import FIXTURES, FakeRunner
 
 SASL = Endpoint("SASL_SSL", "b1:9093", "/etc/kafka/client.properties")
 TUNED = make_case("producer", SASL)

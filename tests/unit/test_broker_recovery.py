@@ -11,7 +11,7 @@ import pytest
 
 from kafkakit.log_reclaim import canonical_id, reclaimable, recover_refusal
 from kafkakit.ops_guards import broker_recover_refusal
-from tests.unit import plugin_files
+from tests.unit.support import plugin_files
 
 log_dirs = plugin_files.load("modules/kafkakit_log_dirs.py", "kafkakit_log_dirs")
 

@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from kafkakit.ops_guards import dr_drill_refusal, dr_drill_victims
-from tests.unit.ansible_run import failure_text as failure_msg
-from tests.unit.ansible_run import run_playbook
+from tests.unit.support.ansible_run import failure_text as failure_msg
+from tests.unit.support.ansible_run import run_playbook
 
 GOOD = Path(__file__).parent / "fixtures" / "preflight_good.yml"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit import plugin_files
+from tests.unit.support import plugin_files
 
 fmt = plugin_files.load("modules/kafka_storage_format.py", "kafka_storage_format")
 

@@ -10,8 +10,8 @@ import stat
 from pathlib import Path
 from types import ModuleType
 
-from tests.unit import plugin_files
-from tests.unit.ansible_run import run_playbook
+from tests.unit.support import plugin_files
+from tests.unit.support.ansible_run import run_playbook
 
 SECRET = "canary-9f3e2b"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.unit.ansible_run import run_playbook
+from tests.unit.support.ansible_run import run_playbook
 
 PLAYBOOK = """
 - name: Two roles' packages, as site.yml asks for them

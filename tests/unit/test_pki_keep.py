@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import ipaddress
 import json
+import time
 from pathlib import Path
 
 import yaml
@@ -19,7 +20,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from tests.unit.ansible_run import REPO, run_playbook
+from tests.unit.support import plugin_files
+from tests.unit.support.ansible_run import REPO, run_playbook
 
 NOW = dt.datetime.now(dt.UTC)
 HOST_KEY = ec.generate_private_key(ec.SECP256R1())
@@ -118,3 +120,12 @@ def test_only_a_matching_valid_certificate_of_the_signing_ca_is_kept(tmp_path: P
         if "KEEP {" in line:
             kept |= json.loads(line.split("KEEP ", 1)[1].strip().strip("'\""))
     assert kept == {"keep": True} | dict.fromkeys(RENEW, False), kept
+
+
+def test_a_certificate_is_kept_only_while_valid_for_the_renewal_window() -> None:
+    """kafkakit_valid_for_days, the expression's renewal-window check, on its own."""
+    filters = plugin_files.load("filter/kafkakit.py", "kafkakit_filters")
+    in_ten_days = dt.datetime.fromtimestamp(time.time() + 10 * 86400, dt.UTC).strftime("%Y%m%d%H%M%SZ")
+    assert filters.kafkakit_valid_for_days(in_ten_days, 9)
+    assert filters.kafkakit_valid_for_days(in_ten_days, "9")  # an inventory value may be a string
+    assert not filters.kafkakit_valid_for_days(in_ten_days, 11)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.unit.ansible_run import ANSIBLE_DIR, ANSIBLE_PLAYBOOK, REPO, run_playbook
+from tests.unit.support.ansible_run import ANSIBLE_DIR, ANSIBLE_PLAYBOOK, REPO, run_playbook
 
 # This file's short names for the checkout and ansible/, in its many paths.
 ROOT = REPO
@@ -25,6 +25,7 @@ LAYOUT = {
         "scale-in.yml",
         "rotate-certificates.yml",
         "rotate-ca.yml",
+        "retire-ca.yml",
         "dr-drill.yml",
         "add-controller.yml",
         "remove-controller.yml",

@@ -4,7 +4,7 @@ hosts super.users must still name, through the three runs of the move and the ca
 from __future__ import annotations
 
 from kafkakit.principals import DcPlan, ServerState, dc_plan, principal_plan, state_from_result
-from tests.unit import plugin_files
+from tests.unit.support import plugin_files
 
 BROKERS = ["k1", "k2", "k3"]
 

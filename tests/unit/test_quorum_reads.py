@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from tests.unit.task_files import ROOT, all_tasks
+from tests.unit.support.task_files import ROOT, all_tasks
 
 # (what the template reads, the describe mode its registered output must come from)
 READS = (

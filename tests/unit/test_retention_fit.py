@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 from kafkakit.retention_fit import DEFAULT_SEGMENT_BYTES, retention_need
-from tests.unit.ansible_run import REPO, run_playbook
+from tests.unit.support.ansible_run import REPO, run_playbook
 
 GIB = 1024**3
 MIB = 1024**2

@@ -1,14 +1,13 @@
-"""kafkakit_marked_hosts, the roll's choice of hosts: run inside ansible-playbook, where hostvars
-are Ansible's lazy objects and the markers are set_fact results, as in the roles."""
+"""The roll's choice of hosts (filters of ansible/plugins/filter/kafkakit.py): kafkakit_marked_hosts
+run inside ansible-playbook, where hostvars are Ansible's lazy objects and the markers are set_fact
+results, as in the roles; kafkakit_roll_waves, one host per data centre in each wave."""
 
 from __future__ import annotations
 
-import time
-from datetime import UTC, datetime
 from pathlib import Path
 
-from tests.unit import plugin_files
-from tests.unit.ansible_run import run_playbook
+from tests.unit.support import plugin_files
+from tests.unit.support.ansible_run import run_playbook
 
 PLAY = """\
 - name: Mark some hosts, as a role does before its roll
@@ -43,11 +42,3 @@ def test_roll_waves_take_one_host_per_data_centre_in_each_dc_order() -> None:
     order = ["dc1-b", "dc1-c", "dc1-a", "dc2-b", "dc2-a"]
     assert kafkakit_roll_waves(order, hostvars) == [["dc1-b", "dc2-b"], ["dc1-c", "dc2-a"], ["dc1-a"]]
     assert kafkakit_roll_waves([], hostvars) == []
-
-
-def test_a_certificate_is_kept_only_while_valid_for_the_renewal_window() -> None:
-    filters = plugin_files.load("filter/kafkakit.py", "kafkakit_filters")
-    in_ten_days = datetime.fromtimestamp(time.time() + 10 * 86400, UTC).strftime("%Y%m%d%H%M%SZ")
-    assert filters.kafkakit_valid_for_days(in_ten_days, 9)
-    assert filters.kafkakit_valid_for_days(in_ten_days, "9")  # an inventory value may be a string
-    assert not filters.kafkakit_valid_for_days(in_ten_days, 11)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.unit.ansible_run import failure_msg, run_playbook
+from tests.unit.support.ansible_run import failure_msg, run_playbook
 
 GOOD = Path(__file__).parent / "fixtures" / "preflight_good.yml"
 PASSPHRASE = "placeholder"  # the fixture's kafka_pki_ca_passphrase

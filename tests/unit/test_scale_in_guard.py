@@ -12,7 +12,7 @@ from pathlib import Path
 import yaml
 
 from kafkakit.reassignment import drain_candidates, drained_refusal, partitions_on, plan_drain
-from tests.unit.ansible_run import REPO, run_playbook
+from tests.unit.support.ansible_run import REPO, run_playbook
 
 MODULE = REPO / "ansible/plugins/modules/kafka_reassignment.py"
 SCALE_IN = REPO / "ansible/ops/scale-in.yml"

@@ -22,7 +22,7 @@ import jinja2.nodes
 import pytest
 
 from kafkakit.inventory import SECRETS
-from tests.unit.task_files import ROOT, Task, all_tasks, load
+from tests.unit.support.task_files import ROOT, Task, all_tasks, load
 
 # Module -> its argument holding inline text (None: a template, whose text is the src file).
 WRITERS: dict[str, str | None] = {

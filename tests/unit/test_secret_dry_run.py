@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.unit.ansible_run import REPO, run_playbook
+from tests.unit.support.ansible_run import REPO, run_playbook
 
 MM2_TASK = ("mirrormaker2", "main.yml", "Write the MirrorMaker configuration and unit")
 CLIENT_TASK = (

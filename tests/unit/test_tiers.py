@@ -47,6 +47,8 @@ def test_a_change_selects_the_scenarios_that_run_it_and_only_those():
     assert tiers.affected(["src/kafkakit/dr_drill.py"], REPO) == ["dr"]
     assert tiers.affected(["tests/integration/scenarios/test_disk_full.py"], REPO) == ["disk-full"]
     assert tiers.affected(["README.md", "docs/ci.md"], REPO) == []
+    # A task file only the retire phase includes: the rotation alone.
+    assert tiers.affected(["roles/spark/tasks/trust-read.yml"], REPO) == ["rotation"]
     # The roll restarts brokers in every scenario that rolls or restarts them through a playbook.
     broker = tiers.affected(["roles/kafka_broker/tasks/roll-plan.yml"], REPO)
     assert {"rotation", "upgrade", "scale", "faults", "migration"} <= set(broker), broker
@@ -71,10 +73,21 @@ def tree(tmp_path: Path) -> Path:
     write(tmp_path, "tests/integration/test_contract.py", "from kafkakit import plain\n")
     write(tmp_path, "ansible/ops/op.yml", "- hosts: all\n  roles:\n    - worker\n")
     write(tmp_path, "ansible/ops/idle.yml", "- hosts: all\n  tasks: []\n")
-    write(tmp_path, "roles/worker/tasks/main.yml", "- name: Call\n  kafka_thing:\n    x: 1\n")
-    write(tmp_path, "roles/worker/tasks/more.yml", "- ansible.builtin.include_role:\n    name: helper\n")
+    write(
+        tmp_path,
+        "roles/worker/tasks/main.yml",
+        "- name: Call\n  kafka_thing:\n    x: 1\n- ansible.builtin.include_tasks: more.yml\n",
+    )
+    write(tmp_path, "roles/worker/tasks/unused.yml", "- name: Call\n  kafka_other:\n    x: 1\n")
+    write(
+        tmp_path,
+        "roles/worker/tasks/more.yml",
+        "- ansible.builtin.include_role:\n    name: helper\n    tasks_from: part.yml\n",
+    )
     write(tmp_path, "roles/worker/templates/a.j2", "{{ x | kafkakit_shape }}\n")
     write(tmp_path, "roles/helper/tasks/main.yml", "[]\n")
+    write(tmp_path, "roles/helper/tasks/part.yml", "[]\n")
+    write(tmp_path, "roles/helper/tasks/other.yml", "[]\n")
     write(tmp_path, "roles/unused/tasks/main.yml", "[]\n")
     write(tmp_path, "ansible/plugins/modules/kafka_thing.py", "x = 1\n")
     write(tmp_path, "ansible/plugins/modules/kafka_other.py", "x = 1\n")
@@ -93,12 +106,18 @@ def test_the_reach_follows_playbooks_roles_modules_filters_and_imports(tree: Pat
         "ansible/ops/op.yml",
         "roles/worker/tasks/main.yml",
         "roles/helper/tasks/main.yml",
+        "roles/helper/tasks/part.yml",
         "ansible/plugins/modules/kafka_thing.py",
         "ansible/plugins/filter/shapes.py",
         "src/kafkakit/shapes.py",
     ):
         assert path in reach, path
-    assert "ansible/plugins/modules/kafka_other.py" not in reach and "roles/unused/tasks/main.yml" not in reach
+    # A role's task files only where something includes them; so the module only they call is not reached.
+    for path in ("roles/worker/tasks/unused.yml", "roles/helper/tasks/other.yml", "roles/unused/tasks/main.yml"):
+        assert path not in reach, path
+    assert "ansible/plugins/modules/kafka_other.py" not in reach
+    assert tiers.affected(["roles/helper/tasks/other.yml"], tree) == []
+    assert tiers.affected(["roles/helper/tasks/part.yml"], tree) == ["op"]
     assert tiers.affected(["src/kafkakit/shapes.py"], tree) == ["op"]
     assert tiers.affected(["src/kafkakit/plain.py"], tree) == []
     # What nothing reaches is named, one by one; the rest is not.

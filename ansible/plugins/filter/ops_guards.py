@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from kafkakit import log_reclaim, ops_guards, pki_guard
@@ -32,6 +33,21 @@ def kafkakit_pki_new_ca_refusal(hosts: list[str], hostvars: Any, ca_dir: str, co
     ca_dir = str(ca_dir)
     known = pki_guard.controller_cas(ca_dir) if ca_dir.strip() else []
     return pki_guard.new_ca_refusal(ca_dir, known, {h: held(h) for h in hosts}, confirmation)
+
+
+def kafkakit_ca_retire_refusal(
+    hosts: list[str], hostvars: Any, ca_dir: str, confirmation: Any, soak_hours: Any, controller_bundles: Any
+) -> str:
+    """Why the old CA must not be retired yet ('' when it may): each host's kafkakit_trust_read
+    (path -> PEM, None when missing; the roles' trust-read.yml) and the controller's bundles."""
+    bundles: dict[str, str | None] = {f"localhost:{path}": text for path, text in dict(controller_bundles).items()}
+    for host in hosts:
+        for path, text in dict(hostvars[host].get("kafkakit_trust_read") or {}).items():
+            bundles[f"{host}:{path}"] = text
+    ca_dir = str(ca_dir)
+    return pki_guard.retire_refusal(
+        ca_dir, confirmation, pki_guard.promoted_at(ca_dir), time.time(), float(soak_hours), bundles
+    )
 
 
 def kafkakit_controller_change_refusal(host: Any, operation: str, confirmation: Any, groups: Any, hostvars: Any) -> str:
@@ -70,6 +86,7 @@ class FilterModule:
             "kafkakit_dr_drill_refusal": kafkakit_dr_drill_refusal,
             "kafkakit_dr_drill_victims": kafkakit_dr_drill_victims,
             "kafkakit_pki_new_ca_refusal": kafkakit_pki_new_ca_refusal,
+            "kafkakit_ca_retire_refusal": kafkakit_ca_retire_refusal,
             "kafkakit_controller_change_refusal": kafkakit_controller_change_refusal,
             "kafkakit_zookeeper_recover_refusal": kafkakit_zookeeper_recover_refusal,
             "kafkakit_broker_recover_refusal": kafkakit_broker_recover_refusal,

@@ -1,18 +1,24 @@
-"""The CA rotation (ops/rotate-ca.yml: promote, then retire, each rolled out one server at a time)
-under a steady acks=all load: no failed send, nothing lost, new CA everywhere after. Through promote
-the producer trusts only the old CA: the servers' new certificates reach it through the new CA's
-cross certificate, which they present until retire."""
+"""The CA rotation as an operator runs it, under steady acks=all loads. ops/rotate-ca.yml promotes a
+new CA and stops: a producer that trusts only the old CA (an application the kit does not manage)
+sends throughout without a failure, the servers' new certificates reaching it through the new CA's
+cross certificate. ops/retire-ca.yml is refused without the confirmation and before the soak, with
+nothing changed; given both, it retires the old CA while a producer that trusts only the new CA
+sends on without a failure, and the old-CA client's new connections are refused after it."""
 
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import threading
+from pathlib import Path
 
-from tests.integration.accounting import account
+from confluent_kafka import KafkaError, Producer
+
+from tests.integration.accounting import account, step
 from tests.integration.clients import ProduceReport, produce_sequence, read_all
 from tests.integration.lab import CLIENT_DIR, Lab
-from tests.integration.playbooks import restart_order, run_playbook
+from tests.integration.playbooks import playbook_process, restart_order, run_playbook
 
 
 def issuer_of(host) -> str:
@@ -49,41 +55,90 @@ class Load:
         return self.report
 
 
-def test_ca_rotation_under_load_loses_nothing(lab: Lab, client_conf, new_topic, healthy_after):
+def account_clean(what: str, report: ProduceReport) -> None:
+    """The load's figures in the run's accounting; then none failed, every send acknowledged."""
+    account(
+        f"{what}: sent {report.sent}, acknowledged {len(report.acked)}, failed {len(report.failed)}, "
+        f"longest gap without an ack {report.longest_gap_s:.2f} s"
+    )
+    assert report.failed == [], report.failed[:5]
+    assert len(report.acked) == report.sent > 200
+
+
+PKI = CLIENT_DIR / "pki"  # the lab's kafka_pki_ca_dir: the CA, and trusted.crt, the bundle clients read
+
+
+def new_connection_refused(conf: dict[str, str], topic: str) -> KafkaError | None:
+    """The error of one send from a new producer with `conf` (None when it is acknowledged)."""
+    errors: list[KafkaError | None] = []
+    producer = Producer({**conf, "acks": "all", "message.timeout.ms": "20000"})
+    producer.produce(topic, b"probe", on_delivery=lambda err, _msg: errors.append(err))
+    producer.flush(30)
+    return errors[0] if errors else KafkaError(KafkaError._MSG_TIMED_OUT)
+
+
+def test_ca_rotation_keeps_unmanaged_clients_working_until_a_confirmed_retire(
+    lab: Lab, client_conf, new_topic, healthy_after, tmp_path: Path
+):
     hosts = [lab.testinfra(b) for b in lab.brokers("dc1")]
     before = {issuer_of(h) for h in hosts}
     assert len(before) == 1
     topic = new_topic(partitions=3)
+    broker = lab.brokers("dc1")[0].ip
+    # An application that trusts the CA it was given at its start, and keeps it.
+    shutil.copy(PKI / "trusted.crt", tmp_path / "old-ca.crt")
+    old_conf = {**client_conf, "ssl.ca.location": str(tmp_path / "old-ca.crt")}
 
-    # Promote under a client that trusts only the old CA: the servers it meets present their new
-    # certificates with the new CA cross-signed by the old one. Then, as an operator would, clients
-    # restart with the new bundle (old + new CA) before retire takes the old CA away.
-    first = Load(client_conf, topic)
-    try:
-        out_promote = run_playbook("ops/rotate-certificates.yml", "-e", "rotate_phase=promote")
-        chain = presented(lab.brokers("dc1")[0].ip, 9093)
-    finally:
-        first_report = first.finish()
-    bundle = (CLIENT_DIR / "pki" / "trusted.crt").read_text()
-    assert bundle.count("BEGIN CERTIFICATE") == 2, "promote must keep the old CA beside the new one in the bundle"
+    with step("promote (ops/rotate-ca.yml)"):
+        old_client = Load(old_conf, topic)
+        try:
+            out_promote = run_playbook("ops/rotate-ca.yml")
+            chain = presented(broker, 9093)
+        finally:
+            old_report = old_client.finish()
+    account_clean("old-CA client through promote", old_report)
+    assert "ops/retire-ca.yml -e rotate_retire_confirm=" in " ".join(out_promote.split()), out_promote[-2000:]
+    assert (PKI / "trusted.crt").read_text().count("BEGIN CERTIFICATE") == 2, "promote keeps the old CA beside the new"
     # The server's certificate, then the new CA that issued it, cross-signed by the old one.
     assert len(chain) == 2 and chain[1][0] == chain[0][1] and chain[1][1] != chain[1][0], chain
+    # The old CA still opens new connections after promote.
+    assert new_connection_refused(old_conf, topic) is None
 
-    second = Load(client_conf, topic, first_seq=1_000_000)
-    try:
-        # Without the phase's Spark smoke job: test_spark.py, next in the suite, submits the same
-        # job against the rotated certificates (and it is the default of an operator's run).
-        out_retire = run_playbook(
-            "ops/rotate-certificates.yml", "-e", "rotate_phase=retire", "-e", "verify_spark_smoke=false"
-        )
-    finally:
-        second_report = second.finish()
+    # Retire refused without the confirmation, then before the soak: nothing changes either time.
+    refused = playbook_process("ops/retire-ca.yml")
+    assert refused.returncode != 0 and f"-e rotate_retire_confirm={PKI}" in " ".join(refused.stdout.split())
+    soak = playbook_process("ops/retire-ca.yml", "-e", f"rotate_retire_confirm={PKI}")
+    assert soak.returncode != 0 and "the soak is 168 h" in " ".join(soak.stdout.split()), soak.stdout[-2000:]
+    assert (PKI / "old" / "ca.crt").is_file() and (PKI / "ca-cross.crt").is_file()
+    assert len(presented(broker, 9093)) == 2, "a refused retire changed what the servers present"
+    assert new_connection_refused(old_conf, topic) is None
 
-    acked = set()
-    for report in (first_report, second_report):
-        assert report.failed == [], report.failed[:5]
-        assert len(report.acked) == report.sent > 200, f"sent {report.sent}, acked {len(report.acked)}"
-        acked |= {d.seq for d in report.acked}
+    # An application given the new CA only, as the promote message says, sends through retire.
+    shutil.copy(PKI / "ca.crt", tmp_path / "new-ca.crt")
+    new_conf = {**client_conf, "ssl.ca.location": str(tmp_path / "new-ca.crt")}
+    with step("retire (ops/retire-ca.yml, confirmed, soak 0 h)"):
+        new_client = Load(new_conf, topic, first_seq=1_000_000)
+        try:
+            # Without the phase's Spark smoke job: the contract tier's test_spark.py submits it.
+            out_retire = run_playbook(
+                "ops/retire-ca.yml",
+                "-e",
+                f"rotate_retire_confirm={PKI}",
+                "-e",
+                "rotate_soak_hours=0",
+                "-e",
+                "verify_spark_smoke=false",
+            )
+        finally:
+            new_report = new_client.finish()
+    account_clean("new-CA client through retire", new_report)
+    # Retire did retire: the old CA's new connections fail the handshake (the positive control
+    # beside it is the new-CA client above).
+    error = new_connection_refused(old_conf, topic)
+    account(f"old-CA client after retire: a new connection gets {error}")
+    assert error is not None
+
+    acked = {d.seq for report in (old_report, new_report) for d in report.acked}
     got = read_all(client_conf, topic, len(acked), timeout=120)
     seen = {int(m.value().decode().split(":")[1]) for m in got}
     assert acked <= seen, f"{len(acked - seen)} acknowledged messages lost"
@@ -92,8 +147,9 @@ def test_ca_rotation_under_load_loses_nothing(lab: Lab, client_conf, new_topic, 
     assert len(after) == 1 and after != before, f"issuers before {before}, after {after}"
     # The old CA is gone from the bundle everyone trusts and from what the servers present, and
     # the verification reported days left.
-    assert (CLIENT_DIR / "pki" / "trusted.crt").read_text().count("BEGIN CERTIFICATE") == 1
-    assert len(presented(lab.brokers("dc1")[0].ip, 9093)) == 1
+    assert (PKI / "trusted.crt").read_text().count("BEGIN CERTIFICATE") == 1
+    assert not (PKI / "old").exists() and not (PKI / "promoted-at").exists()
+    assert len(presented(broker, 9093)) == 1
     for out in (out_promote, out_retire):
         assert "host certificate" in out and "days left" in out
     # Each phase changes every server's stores: each server of every component restarts exactly
@@ -108,8 +164,3 @@ def test_ca_rotation_under_load_loses_nothing(lab: Lab, client_conf, new_topic, 
             ("kafka-mirrormaker", lab.groups["mirrormaker"]),
         ):
             assert sorted(restart_order(out, unit)) == sorted(members), (unit, restart_order(out, unit))
-    gap = max(first_report.longest_gap_s, second_report.longest_gap_s)
-    account(
-        f"CA rotation under load: sent {first_report.sent + second_report.sent}, acked {len(acked)}, "
-        f"failed 0, lost 0, longest gap without an ack {gap:.2f}s"
-    )

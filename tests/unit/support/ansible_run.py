@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 ANSIBLE_DIR = REPO / "ansible"
 # The one installed beside this python (the venv's), whatever PATH holds.
 ANSIBLE_PLAYBOOK = Path(sys.executable).parent / "ansible-playbook"
@@ -80,7 +80,7 @@ def run_in_ansible(code: str) -> dict:
         import json, sys
         sys.path.insert(0, {repo!r})
         from ansible.plugins.loader import init_plugin_loader
-        from tests.unit.plugin_files import load
+        from tests.unit.support.plugin_files import load
         init_plugin_loader()
         """
     ).format(repo=str(REPO))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from kafkakit.bench.parsers import format_scenario
 
-FIXTURES = Path(__file__).parent / "fixtures" / "bench"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "bench"
 
 
 def producer_line(records_per_sec: float, mb_per_sec: float = 10.0) -> str:

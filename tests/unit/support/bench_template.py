@@ -10,7 +10,7 @@ import jinja2
 import yaml
 from ansible.plugins.filter.core import FilterModule as CoreFilters
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TEMPLATES = ROOT / "roles" / "kafka_broker" / "templates"
 DEFAULTS = [ROOT / "roles" / role / "defaults" / "main.yml" for role in ("kafka_common", "kafka_broker")]
 

@@ -11,7 +11,7 @@ from types import ModuleType
 
 import pytest
 
-PLUGINS = Path(__file__).resolve().parents[2] / "ansible" / "plugins"
+PLUGINS = Path(__file__).resolve().parents[3] / "ansible" / "plugins"
 
 
 def load(relative: str, name: str) -> ModuleType:

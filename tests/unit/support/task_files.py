@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PLAYBOOK_DIRS = [ROOT / "ansible", ROOT / "ansible" / "ops", ROOT / "ansible" / "lab"]
 PLAY_TASK_KEYS = ("pre_tasks", "tasks", "post_tasks", "handlers")
 BLOCK_KEYS = ("block", "rescue", "always")
