@@ -84,6 +84,8 @@ def test_ca_rotation_keeps_unmanaged_clients_working_until_a_confirmed_retire(
     before = {issuer_of(h) for h in hosts}
     assert len(before) == 1
     topic = new_topic(partitions=3)
+    # The probes' own topic: the load's topic is read back and every record parsed as the load's.
+    probes = new_topic(partitions=1)
     broker = lab.brokers("dc1")[0].ip
     # An application that trusts the CA it was given at its start, and keeps it.
     shutil.copy(PKI / "trusted.crt", tmp_path / "old-ca.crt")
@@ -102,7 +104,7 @@ def test_ca_rotation_keeps_unmanaged_clients_working_until_a_confirmed_retire(
     # The server's certificate, then the new CA that issued it, cross-signed by the old one.
     assert len(chain) == 2 and chain[1][0] == chain[0][1] and chain[1][1] != chain[1][0], chain
     # The old CA still opens new connections after promote.
-    assert new_connection_refused(old_conf, topic) is None
+    assert new_connection_refused(old_conf, probes) is None
 
     # Retire refused without the confirmation, then before the soak: nothing changes either time.
     refused = playbook_process("ops/retire-ca.yml")
@@ -111,7 +113,7 @@ def test_ca_rotation_keeps_unmanaged_clients_working_until_a_confirmed_retire(
     assert soak.returncode != 0 and "the soak is 168 h" in " ".join(soak.stdout.split()), soak.stdout[-2000:]
     assert (PKI / "old" / "ca.crt").is_file() and (PKI / "ca-cross.crt").is_file()
     assert len(presented(broker, 9093)) == 2, "a refused retire changed what the servers present"
-    assert new_connection_refused(old_conf, topic) is None
+    assert new_connection_refused(old_conf, probes) is None
 
     # An application given the new CA only, as the promote message says, sends through retire.
     shutil.copy(PKI / "ca.crt", tmp_path / "new-ca.crt")
@@ -134,7 +136,7 @@ def test_ca_rotation_keeps_unmanaged_clients_working_until_a_confirmed_retire(
     account_clean("new-CA client through retire", new_report)
     # Retire did retire: the old CA's new connections fail the handshake (the positive control
     # beside it is the new-CA client above).
-    error = new_connection_refused(old_conf, topic)
+    error = new_connection_refused(old_conf, probes)
     account(f"old-CA client after retire: a new connection gets {error}")
     assert error is not None
 
