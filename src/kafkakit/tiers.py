@@ -27,9 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO_DIR = "tests/integration/scenarios"
 CONTRACT_DIR = "tests/integration"
-# What `make lab` runs before any test (and ansible.cfg, which every run reads): the contract tier
-# reaches these too.
-LAB_PLAYBOOKS = ("ansible/ansible.cfg", "ansible/lab/lab-up.yml", "ansible/site.yml", "ansible/verify.yml")
+# What `make lab` runs before any test: the contract tier reaches these too.
+LAB_PLAYBOOKS = ("ansible/lab/lab-up.yml", "ansible/site.yml", "ansible/verify.yml")
 # What no test runs, and why (tests/unit/test_tiers.py keeps each one's reason).
 NOT_RUN_BY_A_TEST = {
     "ansible/lab/bench-listener.yml": "make bench turns its PLAINTEXT listener on and off",
@@ -152,9 +151,6 @@ class Reach:
                 found += [self.root / "ansible" / p for p in PLAYBOOK_REF.findall(text)]
                 found += [self.root / "ansible" / p for call, p in HELPER_RUNS.items() if call in text]
             return found
-        if path.name == "ansible.cfg":
-            plugins = self.root / "ansible/plugins/callback"
-            return sorted(plugins.glob("*.py")) if "callback_plugins" in text else []
         # YAML or a template.
         for match in INCLUDED_FILE.finditer(text):
             included = match.group(1) or match.group(2)
