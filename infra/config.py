@@ -145,6 +145,7 @@ def _read_data_centre(r: _Reader) -> DataCentreConfig:
         zookeepers=r.int("zookeepers", 0 if kraft else 3),
         controllers=r.int("controllers", 3 if kraft else 0),
         brokers=r.int("brokers", 3),
+        connect=r.int("connect", 0),
         client_security_group_ids=r.str_list("clientSecurityGroupIds"),
         ami=r.str("ami"),
     )
@@ -169,6 +170,7 @@ def parse_stack_config(raw: Mapping[str, Any], stack: str) -> StackConfig:
         controller=types_r.str("controller", d.controller) or d.controller,
         kafka=types_r.str("kafka", d.kafka) or d.kafka,
         mirrormaker=types_r.str("mirrormaker", d.mirrormaker) or d.mirrormaker,
+        connect=types_r.str("connect", d.connect) or d.connect,
         spark_master=types_r.str("sparkMaster", d.spark_master) or d.spark_master,
         spark_worker=types_r.str("sparkWorker", d.spark_worker) or d.spark_worker,
         monitoring=types_r.str("monitoring", d.monitoring) or d.monitoring,

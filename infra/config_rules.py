@@ -16,6 +16,9 @@ from kafkakit.inventory import COMPONENT_GROUPS
 from kafkakit.topology import validate as validate_topology
 
 MAX_ZONES = 6  # no AWS region offers more usable AZs to one account
+# kafka_common's kafka_connect_min_workers, which the preflight applies to the inventory this stack
+# makes (a copy: Pulumi does not read the roles; tests/unit/infra/test_infra_connect.py ties them).
+MIN_CONNECT_WORKERS = 2
 ARCHITECTURES = ("x86_64", "arm64")
 
 _DC_NAME = re.compile(r"^[a-z][a-z0-9]{0,15}$")
@@ -24,7 +27,7 @@ _INSTANCE_TYPE = re.compile(r"^([a-z]+)(\d+)([a-z-]*)\.([a-z0-9]+)$")
 _TAG_KEY = re.compile(r"^[\w .:/=+\-@]{1,128}$")
 # Tags the program sets itself; a stack cannot override them.
 RESERVED_TAGS = frozenset({"Name", "Project", "Stack", "ManagedBy", "DataCentre", "Role", "Rack"})
-# Too small for a JVM with TLS: the broker, the controller, ZooKeeper, MM2 and Spark all run one.
+# Too small for a JVM with TLS: the broker, the controller, ZooKeeper, MM2, Connect and Spark all run one.
 _TOO_SMALL = frozenset({"nano", "micro"})
 
 
@@ -129,9 +132,20 @@ def _data_centre_errors(dc: DataCentreConfig) -> list[str]:
         foreign = [z for z in dc.availability_zones if not re.fullmatch(rf"{dc.region}[a-z]", z)]
         if foreign:
             errors.append(f"{label}: availabilityZones {foreign} are not AZs of {dc.region}")
-    for key, count in (("zookeepers", dc.zookeepers), ("controllers", dc.controllers), ("brokers", dc.brokers)):
+    counts = (
+        ("zookeepers", dc.zookeepers),
+        ("controllers", dc.controllers),
+        ("brokers", dc.brokers),
+        ("connect", dc.connect),
+    )
+    for key, count in counts:
         if count < 0:
             errors.append(f"{label}.{key}: must not be negative, not {count}")
+    if 0 < dc.connect < MIN_CONNECT_WORKERS:
+        errors.append(
+            f"{label}.connect: a Kafka Connect cluster needs at least {MIN_CONNECT_WORKERS} workers, not "
+            f"{dc.connect}: one worker is no cluster to fail over in (0 builds none)"
+        )
     if dc.zookeepers > dc.zone_count >= 1:
         errors.append(
             f"{label}: {dc.zookeepers} ZooKeeper servers over {dc.zone_count} availability "

@@ -36,6 +36,7 @@ class InstanceTypes:
     controller: str = "t3.medium"  # dedicated KRaft controllers: small heaps, little disk I/O
     kafka: str = "m6i.large"
     mirrormaker: str = "t3.medium"
+    connect: str = "t3.medium"  # Kafka Connect workers: a 1 GiB heap, like MM2 (itself a Connect runtime)
     spark_master: str = "t3.medium"
     spark_worker: str = "m6i.large"
     monitoring: str = "t3.medium"
@@ -46,6 +47,7 @@ class InstanceTypes:
             "kafka_controller": self.controller,
             "kafka_broker": self.kafka,
             "mirrormaker": self.mirrormaker,
+            "kafka_connect": self.connect,
             "spark_master": self.spark_master,
             "spark_worker": self.spark_worker,
             "monitoring": self.monitoring,
@@ -58,7 +60,8 @@ class DataCentreConfig:
     ZooKeeper ensemble (metadata_mode "zookeeper") or dedicated KRaft controllers ("kraft").
 
     The field defaults are a ZooKeeper DC's; the stack config reader gives a KRaft DC
-    0 ZooKeeper servers and 3 controllers unless the stack sets them."""
+    0 ZooKeeper servers and 3 controllers unless the stack sets them. `connect` Kafka Connect workers
+    form the DC's one Connect cluster (0: none)."""
 
     name: str
     region: str
@@ -69,6 +72,7 @@ class DataCentreConfig:
     brokers: int = 3
     metadata_mode: str = "zookeeper"
     controllers: int = 0
+    connect: int = 0
     client_security_group_ids: tuple[str, ...] = ()
     ami: str | None = None
 

@@ -13,10 +13,10 @@ class MonitoringHosts(HostGroup):
     group = "monitoring"
 
     def allow_into(self, remote: Iterable[ClusterSecurityGroups]) -> None:
-        """Let these hosts scrape the other data centres' hosts. Security groups cannot be
-        referenced across regions, so each host is allowed by its own /32."""
+        """Let these hosts scrape (and read the Connect REST API of) the other data centres' hosts.
+        Security groups cannot be referenced across regions, so each host is allowed by its own /32."""
         for host in self.hosts:
             cidr = host.instance.private_ip.apply(lambda ip: f"{ip}/32")
             source = Source(host.plan.name, cidr=cidr)
             for sgs in remote:
-                sgs.allow_scrapes([source])
+                sgs.allow_monitoring([source])

@@ -79,6 +79,11 @@ def plan_data_centre(cfg: StackConfig, dc: DataCentreConfig, zones: Sequence[str
             HostPlan(f"{dc.name}-mm2-{i + 1}", dc.name, "mirrormaker", zone, types.mirrormaker)
             for i, zone in enumerate(round_robin(mm.hosts, zones))
         ]
+    hosts += [
+        # Dealt over the AZs like the brokers, so an AZ outage leaves workers to take over its tasks.
+        HostPlan(f"{dc.name}-connect-{i + 1}", dc.name, "kafka_connect", zone, types.connect)
+        for i, zone in enumerate(round_robin(dc.connect, zones))
+    ]
     if cfg.spark.enabled and cfg.spark.data_centre == dc.name:
         hosts.append(HostPlan(f"{dc.name}-spark-master", dc.name, "spark_master", zones[0], types.spark_master))
         hosts += [

@@ -31,6 +31,8 @@ SPARK_BLOCK_MANAGER = 7079  # spark_block_manager_port; Spark tries the next por
 SPARK_INTERNAL = (1024, 65535)
 
 MIRRORMAKER_REST = 8083  # dedicated MM2 nodes forward task configs to each other over REST
+# Kafka Connect workers' REST API (HTTPS, mutual TLS); followers forward writes to the leader on it.
+KAFKA_CONNECT_REST = 8083
 
 # The Ansible side's constants, so Prometheus scrapes the ports the security groups open.
 PROMETHEUS = monitoring.PROMETHEUS_PORT
@@ -63,6 +65,7 @@ DATA_PORTS: frozenset[int] = frozenset(
         SPARK_DRIVER,
         SPARK_BLOCK_MANAGER,
         MIRRORMAKER_REST,
+        KAFKA_CONNECT_REST,
         # Metrics endpoints answer without authentication.
         PROMETHEUS,
         NODE_EXPORTER,

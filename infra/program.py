@@ -12,6 +12,7 @@ from pulumi.runtime import config as runtime_config
 from infra import lookups
 from infra.access import InstanceAccess, SsmTransferBucket
 from infra.config import parse_stack_config
+from infra.connect import ConnectWorkers
 from infra.controller import ControllerQuorum
 from infra.encryption import DataEncryptionKey
 from infra.hosts import HostEnvironment, HostGroup
@@ -86,6 +87,7 @@ def build_stack(cfg: StackConfig) -> dict[str, Any]:
             peer_cidrs=[o.vpc_cidr for o in cfg.data_centres if o.name != dc.name],
             with_spark=cfg.spark.enabled and cfg.spark.data_centre == dc.name,
             with_mirrormaker=mm.hosts > 0 and mm.target == dc.name,
+            with_connect=dc.connect > 0,
             with_monitoring=cfg.monitoring.enabled,
             tagger=tagger,
             provider=p,
@@ -132,6 +134,8 @@ def build_stack(cfg: StackConfig) -> dict[str, Any]:
             mm2 = MirrorMakerGroup(dc.name, plans, env, sg["mirrormaker"])
             mm2.allow_into(sgs[mm.source])
             groups.append((mm2, bucket))
+        if "connect" in sg:
+            groups.append((ConnectWorkers(dc.name, plans, env, sg["connect"]), bucket))
         if "monitoring" in sg:
             monitor = MonitoringHosts(dc.name, plans, env, sg["monitoring"])
             # The role scrapes every host of the inventory, the other regions' included.

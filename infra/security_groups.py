@@ -6,13 +6,15 @@ Ingress, port by port:
   KRaft controller 9094 (mTLS) from the controllers and the brokers of the same data centre
                                (KRaft data centres only: they have no ZooKeeper group)
   Kafka 9091 (inter-broker)    from the brokers only
-  Kafka 9093 (SASL_SSL client) from the brokers, MM2, Spark, monitoring, the declared client
-                               CIDRs/groups, and the remote MM2 and monitoring hosts (by /32:
+  Kafka 9093 (SASL_SSL client) from the brokers, MM2, Connect, Spark, monitoring, the declared
+                               client CIDRs/groups, and the remote MM2 and monitoring hosts (by /32:
                                groups do not cross regions)
   Spark internal range         from the Spark group only (7077, driver 7078, block manager 7079,
                                the workers' ephemeral RPC port), and SSH 22 for the sshfs share;
                                7077 from declared Spark clients; UIs 8080/8081 from admin CIDRs
   MM2 REST 8083                from the MM2 group only
+  Connect REST 8083 (mTLS)     from the Connect workers of the same data centre (requests forwarded
+                               to the leader), the monitoring hosts (remote ones by /32) and admin CIDRs
   JMX agents 7071/7072/7073/7074, node exporter 9100
                                from the monitoring groups of every data centre (remote by /32)
   Prometheus 9090              from admin CIDRs only
@@ -53,7 +55,7 @@ class Source:
 
 class ClusterSecurityGroups(pulumi.ComponentResource):
     """One data centre's groups, keyed by component: zookeeper (ZooKeeper DCs) or controller (KRaft
-    DCs), kafka, spark, mirrormaker, monitoring."""
+    DCs), kafka, spark, mirrormaker, connect, monitoring."""
 
     groups: dict[str, aws.ec2.SecurityGroup]
 
@@ -66,6 +68,7 @@ class ClusterSecurityGroups(pulumi.ComponentResource):
         peer_cidrs: Sequence[str],
         with_spark: bool,
         with_mirrormaker: bool,
+        with_connect: bool,
         with_monitoring: bool,
         tagger: Tagger,
         provider: aws.Provider,
@@ -83,6 +86,7 @@ class ClusterSecurityGroups(pulumi.ComponentResource):
         wanted = ["controller" if kraft else "zookeeper", "kafka"]
         wanted += ["spark"] if with_spark else []
         wanted += ["mirrormaker"] if with_mirrormaker else []
+        wanted += ["connect"] if with_connect else []
         wanted += ["monitoring"] if with_monitoring else []
         self.groups = {
             g: aws.ec2.SecurityGroup(
@@ -118,6 +122,8 @@ class ClusterSecurityGroups(pulumi.ComponentResource):
             clients.append(self.source("spark"))
         if with_mirrormaker:
             clients.append(self.source("mirrormaker"))
+        if with_connect:
+            clients.append(self.source("connect"))
         self.allow("kafka", ports.KAFKA_CLIENT, clients, "Kafka SASL_SSL clients")
 
         if with_spark:
@@ -131,8 +137,13 @@ class ClusterSecurityGroups(pulumi.ComponentResource):
                 self.allow("spark", port, admins, "Spark UI from declared admin networks")
         if with_mirrormaker:
             self.allow("mirrormaker", ports.MIRRORMAKER_REST, [self.source("mirrormaker")], "MM2 nodes")
+        if with_connect:
+            # A follower forwards writes to the leader: the cluster's workers talk to each other.
+            connect = self.source("connect")
+            self.allow("connect", ports.KAFKA_CONNECT_REST, [connect], "Connect workers, to the leader")
+            self.allow("connect", ports.KAFKA_CONNECT_REST, admins, "Connect REST from declared admin networks")
         if with_monitoring:
-            self.allow_scrapes([self.source("monitoring")])
+            self.allow_monitoring([self.source("monitoring")])
             self.allow("monitoring", ports.PROMETHEUS, admins, "Prometheus from declared admin networks")
 
         for g in self.groups:
@@ -166,6 +177,13 @@ class ClusterSecurityGroups(pulumi.ComponentResource):
                 tags=self.tagger(name, DataCentre=self.dc),
                 opts=self.opts,
             )
+
+    def allow_monitoring(self, sources: Sequence[Source]) -> None:
+        """Let the monitoring hosts at `sources` reach what they read here: the scrape ports, and the
+        Connect workers' REST API (connector and task states)."""
+        self.allow_scrapes(sources)
+        if "connect" in self.groups:
+            self.allow("connect", ports.KAFKA_CONNECT_REST, sources, "Connect REST from the monitoring hosts")
 
     def allow_scrapes(self, sources: Sequence[Source]) -> None:
         """Let Prometheus (and the lag exporter) at `sources` reach every scraped group here."""

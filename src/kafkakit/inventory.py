@@ -14,6 +14,7 @@ from typing import Any
 
 from kafkakit.access_rules import acl_principal_errors
 from kafkakit.broker_properties import extra_property_errors
+from kafkakit.connect_rules import connect_errors
 from kafkakit.host_rules import data_dir_errors, node_id_errors, private_ip_errors
 from kafkakit.inventory_values import is_blank, whole_number
 from kafkakit.topic_rules import topic_errors
@@ -24,6 +25,7 @@ COMPONENT_GROUPS = (
     "kafka_controller",  # dedicated KRaft controllers (process.roles=controller), KRaft DCs only
     "kafka_broker",
     "mirrormaker",
+    "kafka_connect",  # distributed Kafka Connect workers, one Connect cluster per data centre
     "spark_master",
     "spark_worker",
     "monitoring",
@@ -192,7 +194,7 @@ class InventoryVariable:
 
 
 # The hosts kafka_pki issues certificates to (site.yml): each signing reads the CA's variables.
-_PKI_HOSTS = ("zookeeper", "kafka_controller", "kafka_broker", "mirrormaker", "monitoring")
+_PKI_HOSTS = ("zookeeper", "kafka_controller", "kafka_broker", "mirrormaker", "kafka_connect", "monitoring")
 # The one list of the secrets (and the controller path) the roles need. ansible/preflight.yml checks
 # it through the kafkakit_missing_variables filter; docs/variables.md lists it; a unit test checks
 # that the roles' argument specs mark exactly these secrets no_log and that the lab sets them.
@@ -208,6 +210,8 @@ INVENTORY_VARIABLES: tuple[InventoryVariable, ...] = (
     InventoryVariable("kafka_mirrormaker_password", "mirrormaker", used_by=("mirrormaker", "kafka_broker")),
     InventoryVariable("kafka_spark_password", "spark_master", used_by=("spark_master", "spark_worker", "kafka_broker")),
     InventoryVariable("kafka_monitoring_password", "monitoring", used_by=("monitoring", "kafka_broker")),
+    InventoryVariable("kafka_connect_password", "kafka_connect", used_by=("kafka_connect", "kafka_broker")),
+    InventoryVariable("kafka_connect_keystore_password", "kafka_connect", used_by=("kafka_connect",)),
     # The JMX agents on the scraped hosts check it.
     InventoryVariable(
         "monitoring_scrape_password",
@@ -350,6 +354,9 @@ INTEGER_SETTINGS: dict[str, int | None] = {
     "kafka_share_coordinator_state_topic_replication_factor": 1,
     "zookeeper_min_ensemble": None,
     "kafka_min_controllers": None,
+    "kafka_connect_min_workers": 1,
+    "kafka_connect_replication_factor": 1,
+    "kafka_connect_min_insync_replicas": 1,
 }
 
 
@@ -405,7 +412,13 @@ def input_errors(
         line = str(version) if version is not None else KRAFT_LINE if mode == "kraft" else ZOOKEEPER_LINE
         topics = _first(hostvars, brokers, "kafka_topics", defaults)
         errors += topic_errors(dc, [] if topics is None else topics, line)
-        service_users = ("kafka_admin_user", "kafka_mirrormaker_user", "kafka_spark_user", "kafka_monitoring_user")
+        service_users = (
+            "kafka_admin_user",
+            "kafka_mirrormaker_user",
+            "kafka_spark_user",
+            "kafka_monitoring_user",
+            "kafka_connect_user",
+        )
         known = [str(u) for key in service_users if (u := _first(hostvars, brokers, key, defaults))]
         errors += acl_principal_errors(
             dc,
@@ -413,6 +426,16 @@ def input_errors(
             _first(hostvars, brokers, "kafka_users", defaults),
             known + brokers,  # a broker's principal is its certificate's CN, its inventory name
         )
+    for dc in data_centres(groups, hostvars):
+        workers = _dc_hosts(groups, dc, "kafka_connect")
+        keys = (
+            "kafka_connect_version",
+            "kafka_connect_min_workers",
+            "kafka_connect_replication_factor",
+            "kafka_connect_min_insync_replicas",
+        )
+        settings = {k: _first(hostvars, workers, k, defaults) for k in keys}
+        errors += connect_errors(dc, workers, _dc_hosts(groups, dc, "kafka_broker"), settings)
     return errors
 
 

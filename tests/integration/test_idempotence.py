@@ -23,11 +23,21 @@ CANARIES = (
     "kafka_mirrormaker_password",
     "kafka_spark_password",
     "kafka_monitoring_password",
+    "kafka_connect_password",
+    "kafka_connect_keystore_password",
     "monitoring_scrape_password",
     "spark_auth_secret",
 )
 # The hosts whose files hold a canary: a dry run that changes nothing there proves nothing.
-RENDERS_A_CANARY = ("kafka_broker", "zookeeper", "kafka_controller", "mirrormaker", "monitoring", "spark_master")
+RENDERS_A_CANARY = (
+    "kafka_broker",
+    "zookeeper",
+    "kafka_controller",
+    "mirrormaker",
+    "kafka_connect",
+    "monitoring",
+    "spark_master",
+)
 
 
 def started_at(lab: Lab, name: str) -> str:

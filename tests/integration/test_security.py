@@ -273,6 +273,7 @@ CONFIG_FOLDERS = (
     "/etc/kafkakit",
     "/etc/systemd/system",
     "/etc/kafka-mirrormaker",
+    "/etc/kafka-connect",
     "/etc/spark",
     "/etc/prometheus",
     "/etc/kafkakit-lag-exporter",

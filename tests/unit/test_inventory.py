@@ -63,6 +63,7 @@ def test_build_inventory_groups_are_the_components_plus_one_per_dc():
         "kafka_controller",
         "kafka_broker",
         "mirrormaker",
+        "kafka_connect",
         "spark_master",
         "spark_worker",
         "monitoring",

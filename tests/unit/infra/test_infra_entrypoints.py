@@ -27,7 +27,7 @@ def test_the_program_directory_runs_as_pulumi_runs_it(monkeypatch) -> None:
     finally:
         runtime_config.set_all_config(before)
     assert exported == ["inventory", "dataCentres", "peeringConnectionIds"]
-    assert len([r for r in mocks.resources if r.typ == "aws:ec2/instance:Instance"]) == 17
+    assert len([r for r in mocks.resources if r.typ == "aws:ec2/instance:Instance"]) == 19
 
 
 def test_the_policy_pack_starts_and_announces_its_port() -> None:

@@ -113,7 +113,7 @@ def test_the_program_runs_in_the_venv_pulumi_builds(clone: Clone, tmp_path: Path
 
     report = json.loads(out.read_text())
     assert report["exported"] == ["inventory", "dataCentres", "peeringConnectionIds"]
-    assert report["resources"]["aws:ec2/instance:Instance"] == 17
+    assert report["resources"]["aws:ec2/instance:Instance"] == 19
     # The project came from the clone, Pulumi from the venv built for it, nothing from here.
     for module in ("infra", "kafkakit"):
         assert Path(report["modules"][module]).is_relative_to(clone.root), report["modules"]

@@ -284,4 +284,4 @@ def test_switching_dc2_to_zookeeper_gives_back_the_old_small_stack_shape() -> No
     cfg = parse_stack_config(raw, stack="unit")
     run = run_stack(dataclasses.replace(cfg, stack="small"))
     assert len(instances(run, "zookeeper")) == 6 and instances(run, "kafka_controller") == []
-    assert len(run.of(INSTANCE)) == 17
+    assert len(run.of(INSTANCE)) == 19

@@ -152,12 +152,13 @@ def test_the_monitoring_hosts_reach_exactly_the_scrape_ports(admin_run: StackRun
         assert r.inputs["fromPort"] == r.inputs["toPort"]
         granted.add((r.region or "", roles[r.inputs["securityGroupId"]], int(r.inputs["fromPort"]), source))
     expected = set()
-    # dc1 (eu-west-1) is a ZooKeeper DC; dc2 (eu-central-1) a KRaft DC with MM2.
+    # dc1 (eu-west-1) is a ZooKeeper DC with Connect workers (their REST API: connector states, no
+    # scrape); dc2 (eu-central-1) a KRaft DC with MM2.
     for region, metadata, has_mm2 in (("eu-west-1", "zookeeper", False), ("eu-central-1", "controller", True)):
         for group, scraped in {
             **({"controller": (7074, 9100)} if metadata == "controller" else {"zookeeper": (7072, 9100)}),
             "kafka": (7071, 9100, 9093),
-            **({"mirrormaker": (7073, 9100)} if has_mm2 else {}),
+            **({"mirrormaker": (7073, 9100)} if has_mm2 else {"connect": (8083,)}),
         }.items():
             expected |= {(region, group, port, source) for port in scraped for source in ("local", "remote")}
     assert granted == expected

@@ -58,11 +58,13 @@ def test_instance_counts_of_the_example_stacks() -> None:
         "kafka_controller": 3,  # dc2, in KRaft mode
         "kafka_broker": 6,
         "mirrormaker": 1,
+        "kafka_connect": 2,  # dc1, as in the lab
         "spark_master": 1,
         "spark_worker": 1,
         "monitoring": 2,  # one per data centre
     }
-    assert sum(production.values()) == 26 and production["kafka_broker"] == 12
+    assert sum(production.values()) == 29 and production["kafka_broker"] == 12
+    assert production["kafka_connect"] == 3
     assert production["kafka_controller"] == 0  # both DCs in ZooKeeper mode
 
 

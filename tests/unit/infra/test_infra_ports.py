@@ -23,6 +23,7 @@ ROLE_PORTS: dict[tuple[str, str], int] = {
     ("kafka_common", "kafka_client_port"): ports.KAFKA_CLIENT,
     ("kafka_common", "kafka_controller_port"): ports.KAFKA_CONTROLLER,
     ("mirrormaker2", "mirrormaker_rest_port"): ports.MIRRORMAKER_REST,
+    ("kafka_connect", "kafka_connect_rest_port"): ports.KAFKA_CONNECT_REST,
     ("spark", "spark_master_port"): ports.SPARK_MASTER,
     ("spark", "spark_master_webui_port"): ports.SPARK_MASTER_UI,
     ("spark", "spark_worker_webui_port"): ports.SPARK_WORKER_UI,

@@ -128,7 +128,7 @@ def test_data_volumes_are_separate_attached_in_the_instance_az(example: StackRun
     attached = Counter(a.inputs["instanceId"] for a in attachments)
     for i in hosts(example, "zookeeper") + hosts(example, "kafka_controller") + hosts(example, "kafka_broker"):
         assert attached[i.id] == 1, i.name
-    for i in hosts(example, "mirrormaker") + hosts(example, "spark_worker"):
+    for i in hosts(example, "mirrormaker") + hosts(example, "kafka_connect") + hosts(example, "spark_worker"):
         assert attached[i.id] == 0, i.name
     for a in attachments:
         volume, instance = (
@@ -245,9 +245,14 @@ def test_security_groups_allow_exactly_the_declared_paths(small: StackRun) -> No
             rows |= {("mirrormaker", 7073, 7073, source), ("mirrormaker", 9100, 9100, source)}
         return rows
 
-    # The small stack declares no admin networks: the UIs (9090, 8080, 8081) open to no one.
+    # The small stack declares no admin networks: the UIs (9090, 8080, 8081) and Connect's REST
+    # API open to no one but the hosts that need them.
     assert ingress_table(small, "dc1") == zookeeper | kafka | {
         ("kafka", 9093, 9093, "spark"),
+        ("kafka", 9093, 9093, "connect"),
+        ("connect", 8083, 8083, "connect"),  # followers forward writes to the leader
+        ("connect", 8083, 8083, "monitoring"),
+        ("connect", 8083, 8083, mon2),
         ("kafka", 9093, 9093, f"{mm2_ip}/32"),  # MM2 from the other region, by address
         ("spark", 1024, 65535, "spark"),
         ("spark", 22, 22, "spark"),
@@ -274,6 +279,7 @@ def test_hosts_sit_only_in_their_components_group(example: StackRun) -> None:
         "kafka_controller": "controller",
         "kafka_broker": "kafka",
         "mirrormaker": "mirrormaker",
+        "kafka_connect": "connect",
         "spark_master": "spark",
         "spark_worker": "spark",
         "monitoring": "monitoring",

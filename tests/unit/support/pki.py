@@ -57,3 +57,18 @@ class Ca:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "ca.crt").write_text(self.pem)
         return folder
+
+    def issue_with_key(self, host: str, ip: str = "127.0.0.1") -> tuple[str, str]:
+        """A certificate for `host` at `ip` (SANs both, server and client use) and its key, in PEM."""
+        import ipaddress
+
+        key = ec.generate_private_key(ec.SECP256R1())
+        builder = self._builder(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)]), key.public_key())
+        builder = builder.add_extension(
+            x509.SubjectAlternativeName([x509.DNSName(host), x509.IPAddress(ipaddress.ip_address(ip))]), critical=False
+        )
+        cert = builder.sign(self.key, hashes.SHA256()).public_bytes(serialization.Encoding.PEM).decode()
+        key_pem = key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        ).decode()
+        return cert, key_pem

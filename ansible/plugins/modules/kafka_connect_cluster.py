@@ -1,0 +1,78 @@
+#!/usr/bin/python
+"""Read, and wait for, a Kafka Connect cluster's health; runs on the controller."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: kafka_connect_cluster
+short_description: Read a Connect cluster through its REST API (mutual TLS)
+description:
+  - Asks every worker C(GET /) and C(GET /health), Connect's own readiness (the worker has joined
+    its group and read the config topic), and one of them C(GET /connectors?expand=status), over
+    HTTPS with a client certificate.
+  - Judged by C(kafkakit.connect.cluster_problems). With I(wait) it reads again until healthy or
+    I(timeout), then fails naming every problem; without it only reports (a roll's health gate
+    judges C(problems) itself).
+  - Runs on the Ansible controller (C(delegate_to) localhost).
+options:
+  workers: {type: dict, required: true, description: Worker host name -> REST URL (https://ip:port).}
+  ca: {type: path, required: true, description: CA bundle the workers' certificates chain to.}
+  cert: {type: path, required: true, description: Client certificate of the kit's CA.}
+  key: {type: path, required: true, description: Its private key.}
+  group: {type: str, required: true, description: The workers' group.id (named in the messages).}
+  expect_connectors: {type: list, elements: str, default: [], description: Connectors that must exist.}
+  require_running: {type: bool, default: false, description: Every expected connector and task RUNNING too.}
+  wait: {type: bool, default: true, description: Wait until healthy; false only reports.}
+  timeout: {type: int, default: 300, description: Seconds to wait.}
+author: kafkakit
+"""
+
+RETURN = r"""
+problems: {description: Why the cluster is not healthy (empty when healthy)., type: list, returned: always}
+workers: {description: Each answering worker's GET / (version, commit, kafka_cluster_id)., type: dict, returned: always}
+errors: {description: Workers that did not answer, and why., type: dict, returned: always}
+health: {description: Each answering worker's GET /health status (healthy, or why not)., type: dict, returned: always}
+connectors: {description: Each connector's state and its tasks' states and workers., type: dict, returned: always}
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec={
+            "workers": {"type": "dict", "required": True},
+            "ca": {"type": "path", "required": True},
+            "cert": {"type": "path", "required": True},
+            "key": {"type": "path", "required": True},
+            "group": {"type": "str", "required": True},
+            "expect_connectors": {"type": "list", "elements": "str", "default": []},
+            "require_running": {"type": "bool", "default": False},
+            "wait": {"type": "bool", "default": True},
+            "timeout": {"type": "int", "default": 300},
+        },
+        supports_check_mode=True,
+    )
+    from kafkakit.connect import ClusterView, TlsFiles, cluster_problems, read_cluster, wait_cluster
+
+    p = module.params
+    tls = TlsFiles(p["ca"], p["cert"], p["key"])
+    workers = list(p["workers"])
+
+    def read() -> ClusterView:
+        return read_cluster(p["workers"], tls)
+
+    def judge(view: ClusterView) -> list[str]:
+        return cluster_problems(view, workers, p["expect_connectors"], p["require_running"])
+
+    view, problems = wait_cluster(read, judge, p["timeout"] if p["wait"] else 0)
+    result = {"changed": False, "problems": problems, **view.as_dict()}
+    if p["wait"] and problems:
+        module.fail_json(
+            msg=f"Connect cluster {p['group']} not healthy after {p['timeout']}s: " + "; ".join(problems), **result
+        )
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,192 @@
+"""kafkakit.connect: the REST client's mutual TLS against a real HTTPS server on loopback, and the
+health judgement on answers shaped as Connect 4.3 gives them."""
+
+from __future__ import annotations
+
+import json
+import ssl
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from kafkakit.connect import ClusterView, ConnectorStatus, RestError, TlsFiles, cluster_problems, request, wait_cluster
+from tests.unit.support.pki import Ca
+
+# GET / and GET /connectors?expand=status as a Connect 4.3 worker answers them.
+ROOT = {"version": "4.3.1", "commit": "e2d3f6b5e1a8b71c", "kafka_cluster_id": "Qm9vdHN0cmFwQ2x1c3Rlcg"}
+LISTING = {
+    "orders-cdc": {
+        "status": {
+            "name": "orders-cdc",
+            "connector": {"state": "RUNNING", "worker_id": "10.213.7.44:8083"},
+            "tasks": [{"id": 0, "state": "RUNNING", "worker_id": "10.213.7.45:8083"}],
+            "type": "source",
+        }
+    },
+    "audit-sink": {
+        "status": {
+            "name": "audit-sink",
+            "connector": {"state": "RUNNING", "worker_id": "10.213.7.45:8083"},
+            "tasks": [
+                {
+                    "id": 0,
+                    "state": "FAILED",
+                    "worker_id": "10.213.7.44:8083",
+                    "trace": "org.apache.kafka.connect.errors.ConnectException: boom\n\tat x",
+                },
+                {"id": 1, "state": "RUNNING", "worker_id": "10.213.7.45:8083"},
+            ],
+            "type": "sink",
+        }
+    },
+}
+
+
+def view(listing: dict, workers: dict | None = None, health: dict | None = None) -> ClusterView:
+    workers = workers if workers is not None else {"w1": ROOT, "w2": ROOT}
+    return ClusterView(
+        workers=workers,
+        health=health if health is not None else dict.fromkeys(workers, "healthy"),
+        connectors=[ConnectorStatus.from_rest(n, e["status"]) for n, e in sorted(listing.items())],
+    )
+
+
+def test_a_healthy_cluster_has_no_problem() -> None:
+    healthy = {"orders-cdc": LISTING["orders-cdc"]}
+    assert cluster_problems(view(healthy), ["w1", "w2"], ["orders-cdc"], True) == []
+
+
+def test_a_failed_task_is_named_with_its_worker_and_trace() -> None:
+    problems = cluster_problems(view(LISTING), ["w1", "w2"])
+    assert problems == [
+        "task audit-sink-0 FAILED on 10.213.7.44:8083: org.apache.kafka.connect.errors.ConnectException: boom"
+    ]
+
+
+def test_a_missing_worker_one_not_ready_and_a_missing_connector_are_problems() -> None:
+    starting = "not ready (HTTP 503: Worker is still starting up.)"
+    two = view({}, workers={"w1": ROOT, "w3": ROOT}, health={"w1": "healthy", "w3": starting})
+    two.errors["w2"] = "HTTP 0: connection refused"
+    problems = cluster_problems(two, ["w1", "w2", "w3"], ["orders-cdc"])
+    assert problems == [
+        "worker w2 does not answer: HTTP 0: connection refused",
+        f"worker w3 is {starting}, not healthy",
+        "connector orders-cdc is not in the cluster",
+    ]
+
+
+def test_workers_on_two_kafka_clusters_are_a_problem() -> None:
+    other = {**ROOT, "kafka_cluster_id": "another"}
+    assert cluster_problems(view({}, workers={"w1": ROOT, "w2": other}), ["w1", "w2"]) == [
+        "workers report different Kafka clusters: ['Qm9vdHN0cmFwQ2x1c3Rlcg', 'another']"
+    ]
+
+
+def test_after_a_restart_unassigned_tasks_are_waited_for_only_when_running_is_required() -> None:
+    starting = {"orders-cdc": json.loads(json.dumps(LISTING["orders-cdc"]))}
+    starting["orders-cdc"]["status"]["tasks"][0]["state"] = "UNASSIGNED"
+    assert cluster_problems(view(starting), ["w1", "w2"], ["orders-cdc"]) == []
+    assert cluster_problems(view(starting), ["w1", "w2"], ["orders-cdc"], require_running=True) == [
+        "task orders-cdc-0 is UNASSIGNED, not RUNNING"
+    ]
+
+
+def test_wait_reads_again_until_healthy_or_the_time_is_up() -> None:
+    reads = iter([view(LISTING), view({}), view({})])
+    now = [0.0]
+    got, problems = wait_cluster(
+        lambda: next(reads),
+        lambda v: cluster_problems(v, ["w1", "w2"]),
+        10,
+        clock=lambda: now[0],
+        sleep=lambda s: now.__setitem__(0, now[0] + s),
+    )
+    assert problems == [] and got.connectors == []
+    always_failed = iter([view(LISTING)] * 10)
+    _, problems = wait_cluster(
+        lambda: next(always_failed),
+        lambda v: cluster_problems(v, ["w1", "w2"]),
+        3,
+        clock=lambda: now[0],
+        sleep=lambda s: now.__setitem__(0, now[0] + s),
+    )
+    assert problems and "FAILED" in problems[0]
+
+
+# --- the REST client over mutual TLS, against a real HTTPS server on loopback --------------------
+
+
+class _Handler(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        status, body = (
+            (200, ROOT) if self.path == "/" else (404, {"error_code": 404, "message": f"Unknown path {self.path}"})
+        )
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def _write(folder: Path, name: str, text: str) -> str:
+    path = folder / name
+    path.write_text(text)
+    return str(path)
+
+
+@pytest.fixture()
+def server(tmp_path: Path) -> Iterator[tuple[str, Ca, Path]]:
+    ca = Ca("kit ca")
+    cert, key = ca.issue_with_key("worker")
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(_write(tmp_path, "w.crt", cert), _write(tmp_path, "w.key", key))
+    ctx.load_verify_locations(_write(tmp_path, "ca.crt", ca.pem))
+    ctx.verify_mode = ssl.CERT_REQUIRED
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    httpd.socket = ctx.wrap_socket(httpd.socket, server_side=True)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"https://127.0.0.1:{httpd.server_address[1]}", ca, tmp_path
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def _client(ca: Ca, trust: Ca, folder: Path, name: str) -> TlsFiles:
+    cert, key = ca.issue_with_key(name)
+    return TlsFiles(
+        _write(folder, f"{name}-ca.crt", trust.pem),
+        _write(folder, f"{name}.crt", cert),
+        _write(folder, f"{name}.key", key),
+    )
+
+
+def test_a_client_certificate_of_the_ca_gets_the_answer(server: tuple[str, Ca, Path]) -> None:
+    url, ca, folder = server
+    assert request(url, "GET", "/", _client(ca, ca, folder, "admin")) == (200, ROOT)
+
+
+def test_a_certificate_of_another_ca_gets_no_answer(server: tuple[str, Ca, Path]) -> None:
+    url, ca, folder = server
+    with pytest.raises(RestError) as refused:
+        request(url, "GET", "/", _client(Ca("another ca"), ca, folder, "intruder"))
+    assert refused.value.status == 0
+
+
+def test_an_error_answer_carries_its_status_and_message(server: tuple[str, Ca, Path]) -> None:
+    url, ca, folder = server
+    with pytest.raises(RestError) as missing:
+        request(url, "GET", "/nothing", _client(ca, ca, folder, "admin"))
+    assert (missing.value.status, missing.value.message) == (404, "Unknown path /nothing")
+
+
+def test_plain_http_is_not_a_url_the_client_takes(server: tuple[str, Ca, Path]) -> None:
+    _, ca, folder = server
+    with pytest.raises(ValueError, match="HTTPS only"):
+        request("http://127.0.0.1:1", "GET", "/", _client(ca, ca, folder, "admin"))

@@ -1,0 +1,70 @@
+"""The preflight's Kafka Connect rules (kafkakit.connect_rules), directly and through the whole
+preflight (kafkakit.inventory.preflight_errors) on an inventory shaped like the lab's."""
+
+from __future__ import annotations
+
+from kafkakit.connect_rules import connect_errors
+
+DEFAULTS = {
+    "kafka_connect_min_workers": 2,
+    "kafka_connect_replication_factor": 3,
+    "kafka_connect_min_insync_replicas": 2,
+}
+BROKERS = ["b1", "b2", "b3"]
+
+
+def test_two_workers_on_three_brokers_pass():
+    assert connect_errors("dc1", ["w1", "w2"], BROKERS, DEFAULTS) == []
+    assert connect_errors("dc1", [], [], DEFAULTS) == []
+
+
+def test_one_worker_is_refused_unless_the_inventory_says_one_is_enough():
+    assert connect_errors("dc1", ["w1"], BROKERS, DEFAULTS) == [
+        "dc1: 1 Kafka Connect worker(s) ['w1']; at least 2 so that the Connect cluster outlives one "
+        "(kafka_connect_min_workers)"
+    ]
+    assert connect_errors("dc1", ["w1"], BROKERS, {**DEFAULTS, "kafka_connect_min_workers": 1}) == []
+
+
+def test_internal_topics_cannot_have_more_replicas_than_brokers_nor_a_larger_isr():
+    assert connect_errors("dc2", ["w1", "w2"], ["b1", "b2"], DEFAULTS) == [
+        "dc2: Connect's internal topics want replication factor 3 (kafka_connect_replication_factor) "
+        "but the data centre has 2 broker(s)"
+    ]
+    settings = {**DEFAULTS, "kafka_connect_replication_factor": 2, "kafka_connect_min_insync_replicas": 3}
+    assert connect_errors("dc1", ["w1", "w2"], BROKERS, settings) == [
+        "dc1: kafka_connect_min_insync_replicas=3 is above kafka_connect_replication_factor=2: "
+        "no write to Connect's internal topics could succeed"
+    ]
+
+
+def test_workers_need_brokers_and_a_kafka_4_release():
+    assert connect_errors("dc9", ["w1", "w2"], [], DEFAULTS) == [
+        "dc9: kafka_connect hosts ['w1', 'w2'] in a data centre with no Kafka brokers to connect to"
+    ]
+    assert connect_errors("dc1", ["w1", "w2"], BROKERS, {**DEFAULTS, "kafka_connect_version": "3.9.2"}) == [
+        "dc1: kafka_connect_version=3.9.2: the workers run a Kafka 4.x release"
+    ]
+    assert connect_errors("dc1", ["w1", "w2"], BROKERS, {**DEFAULTS, "kafka_connect_version": "4.3.1"}) == []
+
+
+def test_the_preflight_refuses_a_lone_worker_and_takes_two():
+    from kafkakit.inventory import HostRecord, build_inventory, preflight_errors
+    from tests.unit.test_inventory import DEFAULTS as TOPOLOGY_DEFAULTS
+    from tests.unit.test_inventory import as_play_view
+
+    zk_kafka = ("zookeeper", "kafka_broker")
+    hosts = [
+        HostRecord(f"dc1-kafka{i}", "dc1", f"dc1-az{i}", f"10.0.0.1{i}", zk_kafka, broker_id=i, zookeeper_id=i)
+        for i in (1, 2, 3)
+    ]
+    worker1 = HostRecord("dc1-connect-1", "dc1", "dc1-az1", "10.0.0.41", ("kafka_connect",))
+    worker2 = HostRecord("dc1-connect-2", "dc1", "dc1-az2", "10.0.0.42", ("kafka_connect",))
+    defaults = {**TOPOLOGY_DEFAULTS, **DEFAULTS}
+    groups, hostvars = as_play_view(build_inventory([*hosts, worker1]))
+    assert preflight_errors(groups, hostvars, defaults) == [
+        "dc1: 1 Kafka Connect worker(s) ['dc1-connect-1']; at least 2 so that the Connect cluster outlives one "
+        "(kafka_connect_min_workers)"
+    ]
+    groups, hostvars = as_play_view(build_inventory([*hosts, worker1, worker2]))
+    assert preflight_errors(groups, hostvars, defaults) == []
