@@ -30,6 +30,10 @@ from infra.program import build_stack  # noqa: E402
 __all__ = ["DEFAULT_ZONES", "ROOT", "AwsMocks", "Res", "StackRun", "example_config", "run_stack", "stack_file_settings"]
 
 
+SG = "aws:ec2/securityGroup:SecurityGroup"
+INGRESS = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
+
+
 @dataclass
 class StackRun:
     resources: list[Res]
@@ -44,6 +48,21 @@ class StackRun:
 
     def named(self, name: str, typ: str) -> Res:
         return next(r for r in self.resources if r.name == name and r.typ == typ)
+
+    def group_roles(self) -> dict[str, str]:
+        """Security group id -> the Role tag of the group."""
+        return {g.id: g.inputs["tags"]["Role"] for g in self.of(SG) if "Role" in g.inputs["tags"]}
+
+    def rules_into(self, role: str) -> set[tuple[str, int, int, str]]:
+        """(region, from, to, source role or CIDR) of every ingress rule into the `role` groups."""
+        roles = self.group_roles()
+        rows = set()
+        for r in self.of(INGRESS):
+            if roles.get(r.inputs["securityGroupId"]) == role:
+                ref = r.inputs.get("referencedSecurityGroupId")
+                source = roles[ref] if ref else r.inputs["cidrIpv4"]
+                rows.add((r.region or "", int(r.inputs["fromPort"]), int(r.inputs["toPort"]), source))
+        return rows
 
 
 def run_stack(cfg: StackConfig, zones: dict[str, list[str]] | None = None, mocks: AwsMocks | None = None) -> StackRun:

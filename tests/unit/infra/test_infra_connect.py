@@ -53,22 +53,6 @@ def workers(run: StackRun) -> list[Res]:
     return sorted((i for i in run.of(INSTANCE) if i.inputs["tags"]["Role"] == "kafka_connect"), key=lambda i: i.name)
 
 
-def group_roles(run: StackRun) -> dict[str, str]:
-    return {g.id: g.inputs["tags"]["Role"] for g in run.of(SG) if "Role" in g.inputs["tags"]}
-
-
-def rules_into(run: StackRun, role: str) -> set[tuple[str, int, int, str]]:
-    """(region, from, to, source role or CIDR) of every ingress rule into the `role` groups."""
-    roles = group_roles(run)
-    rows = set()
-    for r in run.of(INGRESS):
-        if roles.get(r.inputs["securityGroupId"]) == role:
-            ref = r.inputs.get("referencedSecurityGroupId")
-            source = roles[ref] if ref else r.inputs["cidrIpv4"]
-            rows.add((r.region or "", int(r.inputs["fromPort"]), int(r.inputs["toPort"]), source))
-    return rows
-
-
 def ip_of(run: StackRun, name: str) -> str:
     return run.named(name, INSTANCE).state["privateIp"] + "/32"
 
@@ -156,7 +140,7 @@ def test_the_small_stack_runs_two_workers_in_dc1_on_two_azs(small: StackRun) -> 
     assert [w.name for w in found] == ["dc1-connect-1", "dc1-connect-2"]
     zones = [small.by_id(w.inputs["subnetId"]).inputs["availabilityZone"] for w in found]
     assert zones == small.outputs["dataCentres"]["dc1"]["availabilityZones"][:2]
-    roles = group_roles(small)
+    roles = small.group_roles()
     for w in found:
         assert w.region == "eu-west-1" and w.inputs["instanceType"] == "t3.medium"
         assert w.inputs["tags"]["DataCentre"] == "dc1"
@@ -186,15 +170,15 @@ def test_the_rest_api_answers_only_the_workers_the_monitoring_hosts_and_admins(
         }
 
     # No admin network declared: no SSH, and REST only from inside the deployment.
-    assert rules_into(small, "connect") == expected(small)
-    assert rules_into(admin_run, "connect") == expected(admin_run) | {
+    assert small.rules_into("connect") == expected(small)
+    assert admin_run.rules_into("connect") == expected(admin_run) | {
         ("eu-west-1", REST, REST, ADMIN),
         ("eu-west-1", ports.SSH, ports.SSH, ADMIN),
     }
 
 
 def test_the_workers_reach_their_own_brokers_client_port_and_nothing_else(admin_run: StackRun) -> None:
-    roles = group_roles(admin_run)
+    roles = admin_run.group_roles()
     (connect_sg,) = [g for g, role in roles.items() if role == "connect"]
     granted = {
         (r.region, roles[r.inputs["securityGroupId"]], int(r.inputs["fromPort"]), int(r.inputs["toPort"]))
@@ -211,7 +195,7 @@ def test_the_workers_reach_their_own_brokers_client_port_and_nothing_else(admin_
 
 
 def test_the_mirrormaker_rest_port_stays_mm2s_alone(small: StackRun) -> None:
-    assert {row for row in rules_into(small, "mirrormaker") if row[1] == ports.MIRRORMAKER_REST} == {
+    assert {row for row in small.rules_into("mirrormaker") if row[1] == ports.MIRRORMAKER_REST} == {
         ("eu-central-1", ports.MIRRORMAKER_REST, ports.MIRRORMAKER_REST, "mirrormaker")
     }
 
@@ -225,7 +209,7 @@ def test_the_rest_port_is_a_data_port_the_policy_guards() -> None:
 def test_no_workers_build_no_group_and_open_nothing(small: StackRun) -> None:
     run = run_stack(with_workers(example_config("small"), dc1=0))
     assert workers(run) == []
-    assert "connect" not in group_roles(run).values()
+    assert "connect" not in run.group_roles().values()
     assert run.outputs["inventory"]["all"]["children"]["kafka_connect"] == {"hosts": {}}
     kept = {r.name for r in small.of(INGRESS) if "connect" not in r.name}
     assert {r.name for r in run.of(INGRESS)} == kept

@@ -57,22 +57,6 @@ def monitors(run: StackRun) -> list[Res]:
     return [i for i in run.of(INSTANCE) if i.inputs["tags"]["Role"] == "monitoring"]
 
 
-def group_roles(run: StackRun) -> dict[str, str]:
-    return {g.id: g.inputs["tags"]["Role"] for g in run.of(SG) if "Role" in g.inputs["tags"]}
-
-
-def rules_into(run: StackRun, role: str) -> set[tuple[str, int, int, str]]:
-    """(region, from, to, source role or CIDR) of every ingress rule into the `role` groups."""
-    roles = group_roles(run)
-    rows = set()
-    for r in run.of(INGRESS):
-        if roles.get(r.inputs["securityGroupId"]) == role:
-            ref = r.inputs.get("referencedSecurityGroupId")
-            source = roles[ref] if ref else r.inputs["cidrIpv4"]
-            rows.add((r.region or "", int(r.inputs["fromPort"]), int(r.inputs["toPort"]), source))
-    return rows
-
-
 # ------------------------------------------------------------------------ the ports
 
 
@@ -120,7 +104,7 @@ def test_one_monitoring_host_per_data_centre_in_its_first_az(example: StackRun) 
         assert host.region == info["region"]
         assert host.inputs["availabilityZone"] == info["availabilityZones"][0]
         assert host.inputs["instanceType"] == cfg.instance_types.monitoring
-        roles = group_roles(example)
+        roles = example.group_roles()
         assert [roles[g] for g in host.inputs["vpcSecurityGroupIds"]] == ["monitoring"]
 
 
@@ -129,15 +113,15 @@ def test_one_monitoring_host_per_data_centre_in_its_first_az(example: StackRun) 
 
 def test_prometheus_answers_only_the_admin_networks(admin_run: StackRun, small: StackRun) -> None:
     regions = {"eu-west-1", "eu-central-1"}
-    assert rules_into(admin_run, "monitoring") == {
+    assert admin_run.rules_into("monitoring") == {
         (region, port, port, ADMIN) for region in regions for port in (ports.PROMETHEUS, ports.SSH)
     }
     # No admin network declared: nothing reaches the monitoring hosts at all.
-    assert rules_into(small, "monitoring") == set()
+    assert small.rules_into("monitoring") == set()
 
 
 def test_the_monitoring_hosts_reach_exactly_the_scrape_ports(admin_run: StackRun) -> None:
-    roles = group_roles(admin_run)
+    roles = admin_run.group_roles()
     monitor_ips = {f"{m.state['privateIp']}/32": m.region for m in monitors(admin_run)}
     granted: set[tuple[str, str, int, str]] = set()
     for r in admin_run.of(INGRESS):
@@ -219,7 +203,7 @@ def test_no_metrics_port_is_open_to_a_wide_network(example: StackRun) -> None:
 
 
 def test_spark_ports_are_open_inside_the_group_and_uis_only_to_admins(admin_run: StackRun) -> None:
-    spark = rules_into(admin_run, "spark")
+    spark = admin_run.rules_into("spark")
     assert {(low, high) for _, low, high, source in spark if source == "spark"} == {
         ports.SPARK_INTERNAL,
         (ports.SSH, ports.SSH),
@@ -266,7 +250,7 @@ def test_switching_monitoring_off_removes_host_group_and_ports(dark_run: StackRu
     assert instance_count(plan_stack(dark, zones))["monitoring"] == 0
     assert instance_count(plan_stack(example_config("small"), zones))["monitoring"] == 2
     assert monitors(dark_run) == []
-    assert "monitoring" not in group_roles(dark_run).values()
+    assert "monitoring" not in dark_run.group_roles().values()
     assert dark_run.outputs["inventory"]["all"]["children"]["monitoring"] == {"hosts": {}}
     assert not [r for r in dark_run.of(INGRESS) if int(r.inputs["fromPort"]) in METRICS_PORTS]
     # Everything else stays as it was: the same hosts and rules, less the monitoring ones.
