@@ -24,6 +24,10 @@ ARTIFACTS   := build/artifacts/kafka_2.13-$(KAFKA_VERSION).tgz build/artifacts/a
                build/artifacts/spark-$(SPARK_VERSION)-bin-hadoop3.tgz \
                build/artifacts/jmx_prometheus_javaagent-$(JMX_EXPORTER_VERSION).jar \
                build/artifacts/confluent_kafka-$(CONFLUENT_KAFKA_VERSION)-cp311-cp311-manylinux_2_28_x86_64.whl
+# Kafka Connect plugins (ansible/artifacts/build-connect-plugin.sh, NAME-VERSION): those the lab's
+# workers carry (inventories/local/group_vars/dc1.yml) and the older release a plugin change starts from.
+CONNECT_PLUGINS := debezium-postgres-3.6.1.Final debezium-postgres-3.6.0.Final
+ARTIFACTS   += $(addprefix build/artifacts/connect-plugins/,$(addsuffix .tgz,$(CONNECT_PLUGINS)))
 APT_PACKAGES := podman runc debootstrap openjdk-17-jdk-headless maven kcat e2fsprogs fscrypt prometheus
 ANSIBLE     := cd ansible && ANSIBLE_CONFIG=ansible.cfg ../$(VENV)/bin/ansible-playbook
 PYTEST_ARGS ?=
@@ -40,7 +44,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
 # The scenario tier: the long proofs, all of them or one at a time (src/kafkakit/tiers.py maps
 # each to its test files and, from them, to the code it exercises).
-SCENARIOS := rotation upgrade scale faults controllers migration dr disk-full spark-pipeline
+SCENARIOS := rotation upgrade scale faults controllers migration dr connect disk-full spark-pipeline
 SCENARIO_TARGETS := $(addprefix test-,$(SCENARIOS))
 
 # make bench (issue #8): the knobs. BENCH_CASES is the default subset of the plan that still
@@ -131,6 +135,10 @@ build/artifacts/spark-%-bin-hadoop3.tgz: | build/.apt-done $(VENV)/.done
 build/artifacts/jmx_prometheus_javaagent-%.jar: | build/.apt-done
 	@ansible/artifacts/build-jmx-exporter.sh $*
 
+# A Connect plugin: its jars from Maven Central, each checked against its lock file.
+build/artifacts/connect-plugins/%.tgz: | build/.apt-done
+	@s=$*; n=$${s%%-[0-9]*}; ansible/artifacts/build-connect-plugin.sh $$n $${s#$$n-}
+
 build/artifacts/confluent_kafka-%-cp311-cp311-manylinux_2_28_x86_64.whl: | $(VENV)/.done
 	@ansible/artifacts/build-wheel.sh $*
 
@@ -156,6 +164,8 @@ setup: apt venv
 lab-up: setup
 	@echo "==> lab containers and inventory"
 	@$(ANSIBLE) lab/lab-up.yml -e lab_image=$$(cat ../build/lab-image.tag)
+	@echo "==> the lab's source database (PostgreSQL)"
+	@$(ANSIBLE) lab/source-db.yml
 
 site: lab-up
 	@echo "==> site.yml on the lab"

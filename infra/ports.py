@@ -43,6 +43,7 @@ JMX_MIRRORMAKER = monitoring.JMX_PORTS["mirrormaker"]
 # The controllers' JMX exporter agent. kafkakit.monitoring names no port for them yet; once it
 # does ("kafka_controller"), that one is used here, so the two cannot drift apart.
 JMX_KAFKA_CONTROLLER = monitoring.JMX_PORTS["kafka_controller"]
+JMX_KAFKA_CONNECT = monitoring.JMX_PORTS["kafka_connect"]
 
 SSH = 22
 HTTPS = 443
@@ -73,6 +74,7 @@ DATA_PORTS: frozenset[int] = frozenset(
         JMX_ZOOKEEPER,
         JMX_MIRRORMAKER,
         JMX_KAFKA_CONTROLLER,
+        JMX_KAFKA_CONNECT,
     }
 )
 

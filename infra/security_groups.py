@@ -41,6 +41,7 @@ SCRAPED_PORTS: dict[str, tuple[int, ...]] = {
     "controller": (ports.JMX_KAFKA_CONTROLLER, ports.NODE_EXPORTER),
     "kafka": (ports.JMX_KAFKA_BROKER, ports.NODE_EXPORTER, ports.KAFKA_CLIENT),
     "mirrormaker": (ports.JMX_MIRRORMAKER, ports.NODE_EXPORTER),
+    "connect": (ports.JMX_KAFKA_CONNECT, ports.NODE_EXPORTER),
 }
 
 

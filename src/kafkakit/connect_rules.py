@@ -3,6 +3,9 @@ before any worker is configured."""
 
 from __future__ import annotations
 
+import tarfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from kafkakit.inventory_values import whole_number
@@ -38,4 +41,59 @@ def connect_errors(dc: str, workers: list[str], brokers: list[str], settings: di
             f"{dc}: kafka_connect_min_insync_replicas={isr} is above kafka_connect_replication_factor={rf}: "
             "no write to Connect's internal topics could succeed"
         )
+    return errors
+
+
+# Connector classes the worker's own runtime carries (MirrorMaker 2's, the file connectors).
+KAFKA_OWN_PACKAGE = "org.apache.kafka."
+ANY_CLASS = "*"
+
+
+def plugin_connectors(plugin_src: str, plugins: Sequence[Mapping[str, Any]]) -> dict[str, set[str] | None]:
+    """Each declared plugin (<name>-<version>) -> the connector classes its archive in `plugin_src`
+    names (the PLUGIN file ansible/artifacts/build-connect-plugin.sh writes); None: no archive."""
+    found: dict[str, set[str] | None] = {}
+    for p in plugins:
+        key = f"{p['name']}-{p['version']}"
+        archive = Path(plugin_src or ".") / f"{key}.tgz"
+        found[key] = None
+        if not plugin_src or not archive.is_file():
+            continue
+        with tarfile.open(archive) as tar:
+            for member in tar:
+                if member.name == f"{key}/PLUGIN":
+                    text = tar.extractfile(member).read().decode()  # type: ignore[union-attr]
+                    line = next((x for x in text.splitlines() if x.startswith("connectors=")), None)
+                    # An archive built before PLUGIN named its classes: any class may be its.
+                    found[key] = {ANY_CLASS} if line is None else {c for c in line.split("=", 1)[1].split(",") if c}
+                    break
+    return found
+
+
+def connector_reference_errors(
+    dc: str,
+    connectors: Sequence[Mapping[str, Any]],
+    users: Sequence[Mapping[str, Any]],
+    provided: Mapping[str, set[str] | None],
+) -> list[str]:
+    """One message per declared connector whose class no declared plugin provides (Kafka's own
+    aside) or whose principal is no user of kafka_users, and per declared plugin with no archive."""
+    errors = [
+        f"{dc}: Connect plugin {key}: no archive {key}.tgz in kafka_connect_plugin_src"
+        for key, c in provided.items()
+        if c is None
+    ]
+    classes = set().union(*(c for c in provided.values() if c))
+    names = {str(u.get("name")) for u in users}
+    for c in connectors:
+        if str(c.get("state", "running")) == "absent":
+            continue
+        cls, principal = str(c.get("class", "")), str(c.get("principal") or "")
+        if cls and not cls.startswith(KAFKA_OWN_PACKAGE) and not classes & {cls, ANY_CLASS}:
+            errors.append(
+                f"{dc}: connector {c.get('name')}: class {cls} is in no declared plugin "
+                f"(kafka_connect_plugins: {sorted(provided) or 'none'})"
+            )
+        if principal and principal not in names:
+            errors.append(f"{dc}: connector {c.get('name')}: principal {principal} is no user of kafka_users")
     return errors

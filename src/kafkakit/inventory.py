@@ -29,6 +29,7 @@ COMPONENT_GROUPS = (
     "spark_master",
     "spark_worker",
     "monitoring",
+    "source_db",  # the lab's stand-in for a user's database (ansible/lab/source-db.yml); never provisioned
 )
 # Settings that only a ZooKeeper-mode DC may carry (host facts and inventory variables).
 ZOOKEEPER_ONLY_VARS = ("zookeeper_id", "zookeeper_min_ensemble", "kafka_zookeeper_connect", "kafka_zookeeper_chroot")
@@ -212,6 +213,9 @@ INVENTORY_VARIABLES: tuple[InventoryVariable, ...] = (
     InventoryVariable("kafka_monitoring_password", "monitoring", used_by=("monitoring", "kafka_broker")),
     InventoryVariable("kafka_connect_password", "kafka_connect", used_by=("kafka_connect", "kafka_broker")),
     InventoryVariable("kafka_connect_keystore_password", "kafka_connect", used_by=("kafka_connect",)),
+    # The lab's source database (ansible/lab/source-db.yml, roles/postgresql).
+    InventoryVariable("postgresql_owner_password", "source_db", used_by=("source_db",)),
+    InventoryVariable("postgresql_capture_password", "source_db", used_by=("source_db",)),
     # The JMX agents on the scraped hosts check it.
     InventoryVariable(
         "monitoring_scrape_password",

@@ -110,8 +110,9 @@ class ClusterReader:
         ]
         # A fresh reader each round: a long-lived one can keep asking a partition's old leader
         # after leadership moved (NOT_LEADER_FOR_PARTITION on every round).
-        old, self.ends_reader = self.ends_reader, self._consumer_class(
-            {**self.conf, "group.id": "kafkakit-lag-exporter", "enable.auto.commit": False}
+        old, self.ends_reader = (
+            self.ends_reader,
+            self._consumer_class({**self.conf, "group.id": "kafkakit-lag-exporter", "enable.auto.commit": False}),
         )
         _close_quietly(old)
         ends: dict[tuple[str, int], int] = {}

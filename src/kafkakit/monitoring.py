@@ -19,7 +19,13 @@ import yaml
 # Groups whose services carry the JMX exporter agent, and the agent's port per component. The ports
 # are the monitoring role's defaults (monitoring_jmx_ports, monitoring_*_port), copied here for Python;
 # tests/unit/infra/test_infra_ports.py ties the copies to them.
-JMX_PORTS: dict[str, int] = {"kafka_broker": 7071, "zookeeper": 7072, "mirrormaker": 7073, "kafka_controller": 7074}
+JMX_PORTS: dict[str, int] = {
+    "kafka_broker": 7071,
+    "zookeeper": 7072,
+    "mirrormaker": 7073,
+    "kafka_controller": 7074,
+    "kafka_connect": 7075,
+}
 NODE_EXPORTER_PORT = 9100
 PROMETHEUS_PORT = 9090
 LAG_EXPORTER_PORT = 9308
@@ -159,6 +165,7 @@ ALERT_THRESHOLDS: tuple[Threshold, ...] = (
     Threshold("monitoring_alert_data_disk_used_ratio", "KafkaDataDiskFull", "0.8"),
     Threshold("monitoring_alert_data_disk_mountpoints", "KafkaDataDiskFull", "/srv/kafkakit.*"),
     Threshold("monitoring_alert_mirror_latency_ms", "MirrorMakerReplicationLagHigh", "60000"),
+    Threshold("monitoring_alert_connect_source_behind_ms", "KafkaConnectSourceBehind", "60000"),
     Threshold("monitoring_alert_consumer_lag_records", "KafkaConsumerGroupLagHigh", "10000"),
     Threshold("monitoring_alert_certificate_days", "KafkaCertificateExpiringSoon", "14"),
 )

@@ -65,4 +65,3 @@ def retention_need(
         total += need
         rows.append((need, f"{t['name']}: {replicas} replicas x ({gib(retention)} + {gib(segment)}) = {gib(need)}"))
     return RetentionNeed(total, [row for _, row in sorted(rows, key=lambda r: -r[0])], time_only)
-

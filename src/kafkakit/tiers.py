@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCENARIO_DIR = "tests/integration/scenarios"
 CONTRACT_DIR = "tests/integration"
 # What `make lab` runs before any test: the contract tier reaches these too.
-LAB_PLAYBOOKS = ("ansible/lab/lab-up.yml", "ansible/site.yml", "ansible/verify.yml")
+LAB_PLAYBOOKS = ("ansible/lab/lab-up.yml", "ansible/lab/source-db.yml", "ansible/site.yml", "ansible/verify.yml")
 # What no test runs, and why (tests/unit/test_tiers.py keeps each one's reason).
 NOT_RUN_BY_A_TEST = {
     "ansible/lab/bench-listener.yml": "make bench turns its PLAINTEXT listener on and off",
@@ -54,6 +54,12 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("controllers", ("test_controllers.py",), "KRaft controllers added, removed and replaced"),
     Scenario("migration", ("test_migration.py",), "ZooKeeper to KRaft, rolled back, migrated again, upgraded"),
     Scenario("dr", ("test_dr.py",), "MirrorMaker 2 restarts, its lag check, the DR drill"),
+    Scenario(
+        "connect",
+        ("test_connect_cdc.py",),
+        "the Connect roll, a broker roll and a plugin version change under change-data-capture load",
+        also=("roles/postgresql",),
+    ),
     Scenario("disk-full", ("test_disk_full.py",), "a broker's data disk filled, alerted on and recovered"),
     Scenario(
         "spark-pipeline",

@@ -62,6 +62,12 @@ ROLE_PINS: tuple[tuple[str, str, str, str], ...] = (
         "the last release published on Maven Central",
     ),
     (
+        "PostgreSQL (the lab's source database, Debian package)",
+        "postgresql",
+        "postgresql_version",
+        "Debian 12's PostgreSQL: logical decoding with the built-in pgoutput, which Debezium reads",
+    ),
+    (
         "Java runtime (Debian package)",
         "java",
         "java_package",
@@ -90,6 +96,27 @@ LOCK_PINS: tuple[tuple[str, str, str], ...] = (
 )
 
 
+# (component, plugin name in the lab's kafka_connect_plugins, why): the lab inventory pins a
+# plugin's version, its lock file (ansible/artifacts) every jar.
+PLUGIN_PINS: tuple[tuple[str, str, str], ...] = (
+    (
+        "Debezium PostgreSQL connector (Connect plugin)",
+        "debezium-postgres",
+        "newest release that resolves whole from Maven Central (later ones only in part); built against"
+        " Kafka 4.3, needs Java 17",
+    ),
+)
+PLUGINS_DECLARED_IN = "inventories/local/group_vars/dc1.yml"
+
+
+def plugin_version(name: str, root: Path = ROOT) -> str:
+    declared = yaml.safe_load((root / PLUGINS_DECLARED_IN).read_text()).get("kafka_connect_plugins") or []
+    for p in declared:
+        if p.get("name") == name:
+            return str(p["version"])
+    raise KeyError(f"{PLUGINS_DECLARED_IN} declares no Connect plugin {name}")
+
+
 def role_default(role: str, variable: str, root: Path = ROOT) -> str:
     defaults = yaml.safe_load((root / "roles" / role / "defaults" / "main.yml").read_text())
     value = defaults.get(variable)
@@ -111,6 +138,10 @@ def pins(root: Path = ROOT) -> list[Pin]:
     out = [
         Pin(name, role_default(role, var, root), f"roles/{role}/defaults/main.yml `{var}`", why)
         for name, role, var, why in ROLE_PINS
+    ]
+    out += [
+        Pin(name, plugin_version(plugin, root), f"{PLUGINS_DECLARED_IN} `kafka_connect_plugins`", why)
+        for name, plugin, why in PLUGIN_PINS
     ]
     out += [Pin(name, locked(pkg, root), "requirements.lock", why) for name, pkg, why in LOCK_PINS]
     return out

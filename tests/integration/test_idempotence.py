@@ -27,6 +27,8 @@ CANARIES = (
     "kafka_connect_keystore_password",
     "monitoring_scrape_password",
     "spark_auth_secret",
+    # A connector's secret (orders-cdc's database password, in the workers' secrets folder).
+    "postgresql_capture_password",
 )
 # The hosts whose files hold a canary: a dry run that changes nothing there proves nothing.
 RENDERS_A_CANARY = (

@@ -1,9 +1,14 @@
 """The preflight's Kafka Connect rules (kafkakit.connect_rules), directly and through the whole
-preflight (kafkakit.inventory.preflight_errors) on an inventory shaped like the lab's."""
+preflight (kafkakit.inventory.preflight_errors) on an inventory shaped like the lab's; and the
+declared connectors' references (their classes' plugins, their principals) the role checks first."""
 
 from __future__ import annotations
 
-from kafkakit.connect_rules import connect_errors
+import io
+import tarfile
+from pathlib import Path
+
+from kafkakit.connect_rules import connect_errors, connector_reference_errors, plugin_connectors
 
 DEFAULTS = {
     "kafka_connect_min_workers": 2,
@@ -68,3 +73,58 @@ def test_the_preflight_refuses_a_lone_worker_and_takes_two():
     ]
     groups, hostvars = as_play_view(build_inventory([*hosts, worker1, worker2]))
     assert preflight_errors(groups, hostvars, defaults) == []
+
+
+# --- the declared connectors' classes and principals -------------------------------------------
+
+
+def _plugin_archive(tmp_path: Path, key: str, connectors: str) -> None:
+    text = f"name=x\nversion=y\nconnectors={connectors}\n".encode()
+    with tarfile.open(tmp_path / f"{key}.tgz", "w:gz") as tar:
+        info = tarfile.TarInfo(f"{key}/PLUGIN")
+        info.size = len(text)
+        tar.addfile(info, io.BytesIO(text))
+
+
+def test_a_connector_class_must_come_from_a_declared_plugin_or_kafka_itself(tmp_path: Path):
+    _plugin_archive(tmp_path, "debezium-postgres-3.6.1.Final", "io.debezium.connector.postgresql.PostgresConnector")
+    plugins = [{"name": "debezium-postgres", "version": "3.6.1.Final"}]
+    provided = plugin_connectors(str(tmp_path), plugins)
+    assert provided == {"debezium-postgres-3.6.1.Final": {"io.debezium.connector.postgresql.PostgresConnector"}}
+    users = [{"name": "orders-cdc"}]
+    good = [
+        {"name": "cdc", "class": "io.debezium.connector.postgresql.PostgresConnector", "principal": "orders-cdc"},
+        {"name": "hb", "class": "org.apache.kafka.connect.mirror.MirrorHeartbeatConnector"},
+    ]
+    assert connector_reference_errors("dc1", good, users, provided) == []
+    typo = [{"name": "cdc", "class": "io.debezium.connector.postgres.PostgresConnector"}]
+    assert connector_reference_errors("dc1", typo, users, provided) == [
+        "dc1: connector cdc: class io.debezium.connector.postgres.PostgresConnector is in no declared plugin "
+        "(kafka_connect_plugins: ['debezium-postgres-3.6.1.Final'])"
+    ]
+    # A connector declared absent is not checked: it is on its way out.
+    assert connector_reference_errors("dc1", [{**typo[0], "state": "absent"}], users, provided) == []
+
+
+def test_a_principal_must_be_a_declared_user_and_a_plugin_must_have_its_archive(tmp_path: Path):
+    provided = plugin_connectors(str(tmp_path), [{"name": "debezium-postgres", "version": "3.6.0.Final"}])
+    assert provided == {"debezium-postgres-3.6.0.Final": None}
+    hb = {"name": "hb", "class": "org.apache.kafka.connect.mirror.MirrorHeartbeatConnector", "principal": "nobody"}
+    assert connector_reference_errors("dc1", [hb], [{"name": "somebody"}], provided) == [
+        "dc1: Connect plugin debezium-postgres-3.6.0.Final: no archive debezium-postgres-3.6.0.Final.tgz in "
+        "kafka_connect_plugin_src",
+        "dc1: connector hb: principal nobody is no user of kafka_users",
+    ]
+    assert connector_reference_errors("dc1", [hb], [{"name": "nobody"}], {}) == []
+
+
+def test_an_archive_whose_plugin_file_names_no_classes_may_provide_any(tmp_path: Path):
+    key = "debezium-postgres-3.6.1.Final"
+    text = b"name=debezium-postgres\nversion=3.6.1.Final\n"
+    with tarfile.open(tmp_path / f"{key}.tgz", "w:gz") as tar:
+        info = tarfile.TarInfo(f"{key}/PLUGIN")
+        info.size = len(text)
+        tar.addfile(info, io.BytesIO(text))
+    provided = plugin_connectors(str(tmp_path), [{"name": "debezium-postgres", "version": "3.6.1.Final"}])
+    cdc = {"name": "cdc", "class": "io.debezium.connector.postgresql.PostgresConnector"}
+    assert connector_reference_errors("dc1", [cdc], [], provided) == []

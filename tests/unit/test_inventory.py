@@ -67,6 +67,7 @@ def test_build_inventory_groups_are_the_components_plus_one_per_dc():
         "spark_master",
         "spark_worker",
         "monitoring",
+        "source_db",
     }
     assert list(children["zookeeper"]["hosts"]) == [
         "dc1-kafka1",

@@ -150,12 +150,16 @@ MAPPING_4_3 = "metadata.version=27 (4.3-IV0)\nkraft.version=1\ngroup.version=1\n
 
 
 def test_features_at_the_release_need_no_upgrade() -> None:
-    at_release = describe(metadata_version="4.3-IV0", kraft_version="1", group_version="1", eligible_leader_replicas_version="-")
+    at_release = describe(
+        metadata_version="4.3-IV0", kraft_version="1", group_version="1", eligible_leader_replicas_version="-"
+    )
     assert features_behind(at_release, MAPPING_4_3) == []
 
 
 def test_features_below_the_release_or_never_finalized_are_behind() -> None:
-    behind = describe(metadata_version="3.9-IV0", kraft_version="1", group_version="-", eligible_leader_replicas_version="-")
+    behind = describe(
+        metadata_version="3.9-IV0", kraft_version="1", group_version="-", eligible_leader_replicas_version="-"
+    )
     assert features_behind(behind, MAPPING_4_3) == ["metadata.version", "group.version"]
     # A feature the cluster does not list at all counts as never finalized.
     assert features_behind(describe(metadata_version="4.3-IV0"), MAPPING_4_3) == ["kraft.version", "group.version"]

@@ -132,6 +132,7 @@ def test_jmx_rules_files_are_curated():
         assert all(r.get("pattern") and r.get("name") for r in doc["rules"]), path.name
     assert [p.name for p in JMX_RULES] == [
         "kafka-broker.yml",
+        "kafka-connect.yml",
         "kafka-controller.yml",
         "mirrormaker.yml",
         "zookeeper.yml",

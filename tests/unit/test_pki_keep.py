@@ -31,8 +31,12 @@ def make_ca(name: str) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
     key = ec.generate_private_key(ec.SECP256R1())
     subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
     cert = (
-        x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(key.public_key())
-        .serial_number(x509.random_serial_number()).not_valid_before(NOW - dt.timedelta(days=1))
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(NOW - dt.timedelta(days=1))
         .not_valid_after(NOW + dt.timedelta(days=3650))
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
@@ -49,9 +53,12 @@ def host_cert(name: str, days: int = 365, ca: tuple = SIGNING_CA) -> str:
     ca_key, ca_cert = ca
     sans = [x509.IPAddress(ipaddress.ip_address("10.99.0.11")), x509.DNSName(name)]
     cert = (
-        x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)]))
-        .issuer_name(ca_cert.subject).public_key(HOST_KEY.public_key())
-        .serial_number(x509.random_serial_number()).not_valid_before(NOW - dt.timedelta(days=1))
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)]))
+        .issuer_name(ca_cert.subject)
+        .public_key(HOST_KEY.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(NOW - dt.timedelta(days=1))
         .not_valid_after(NOW + dt.timedelta(days=days))
         .add_extension(x509.SubjectAlternativeName(sans), critical=False)
         .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
@@ -81,8 +88,10 @@ def host_vars(name: str, change: dict) -> dict:
         "kafka_pki_held": {"read": {"current": pem}},
         # The host key's fingerprint as community.crypto reads it from the certificate.
         "kafka_pki_key": {
-            "fingerprint": {"sha256": "{{ (kafka_pki_held.read.current"
-                            " | community.crypto.x509_certificate_info).public_key_fingerprints.sha256 }}"}
+            "fingerprint": {
+                "sha256": "{{ (kafka_pki_held.read.current"
+                " | community.crypto.x509_certificate_info).public_key_fingerprints.sha256 }}"
+            }
         },
     }
     return hv | {key: value for key, value in change.items() if key != "cert"}

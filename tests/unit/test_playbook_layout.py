@@ -28,6 +28,7 @@ LAYOUT = {
         "retire-ca.yml",
         "dr-drill.yml",
         "add-controller.yml",
+        "connect-restart-failed.yml",
         "remove-controller.yml",
         "replace-controller.yml",
         "recover-broker.yml",
@@ -35,7 +36,7 @@ LAYOUT = {
         "migrate-to-kraft.yml",
         "rollback-to-zookeeper.yml",
     },
-    "lab": {"lab-up.yml", "lab-down.yml", "bench-listener.yml"},
+    "lab": {"lab-up.yml", "source-db.yml", "lab-down.yml", "bench-listener.yml"},
 }
 # Files of ansible/ and ansible/lab/ that are not playbooks.
 NOT_PLAYBOOKS = {"lab/lab-config.yml"}

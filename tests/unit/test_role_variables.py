@@ -164,3 +164,44 @@ def test_required_variables_follow_the_groups() -> None:
     ]
     # spark_auth_secret is optional: an empty one is generated on the master.
     assert required_variables({"spark_master": ["s1"]}) == [*always, "kafka_spark_password"]
+
+
+# --- what the callers pass -------------------------------------------------------------------
+
+
+def role_calls() -> list[tuple[str, str, str, dict[str, Any]]]:
+    """(where, role, entry point, vars) of every include_role/import_role in the roles and playbooks."""
+    calls = []
+    paths = [*(ROOT / "roles").glob("*/tasks/*.yml"), *(ROOT / "ansible").rglob("*.yml")]
+
+    def walk(node: Any, where: str) -> None:
+        if isinstance(node, list):
+            for item in node:
+                walk(item, where)
+        elif isinstance(node, dict):
+            for key in ("ansible.builtin.include_role", "ansible.builtin.import_role"):
+                call = node.get(key)
+                if isinstance(call, dict) and "{{" not in str(call.get("name", "{{")):
+                    entry = str(call.get("tasks_from", "main")).removesuffix(".yml")
+                    calls.append((where, str(call["name"]), entry, node.get("vars") or {}))
+            for value in node.values():
+                walk(value, where)
+
+    for path in paths:
+        walk(load(path), str(path.relative_to(ROOT)))
+    return calls
+
+
+def test_every_literal_a_caller_passes_is_one_of_the_entry_points_choices():
+    """A role's argument spec rejects at run time a value outside its choices (a new component
+    passed to monitoring's jmx-agent, say): caught here first, for every literal a caller passes."""
+    specs = {r.name: r.specs for r in ROLES}
+    wrong = []
+    for where, role, entry, variables in role_calls():
+        options = (specs.get(role, {}).get(entry) or {}).get("options") or {}
+        for name, value in variables.items():
+            choices = (options.get(name) or {}).get("choices")
+            if choices and isinstance(value, str) and "{{" not in value and value not in choices:
+                wrong.append(f"{where}: {role}/{entry} {name}={value} is none of {choices}")
+    assert wrong == []
+    assert any(entry == "jmx-agent" for _, _, entry, _ in role_calls()), "no call of monitoring's jmx-agent found"

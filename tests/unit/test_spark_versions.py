@@ -51,4 +51,3 @@ def test_the_production_connector_jars_are_the_pinned_ones() -> None:
         assert group and name == f"{artifact}-{version}.jar", jar["path"]
         if group == ["org", "apache", "spark"]:
             assert artifact.endswith(f"_{SCALA}") and version == VERSION, jar["path"]
-

@@ -26,7 +26,12 @@ def test_pins_come_from_the_role_defaults_and_the_lock(tmp_path):
             f.write(f"{var}: 9.9.{len(role)}\n")
     lock = "\n".join(f"{pkg.replace('_', '-').upper()}==1.{i}" for i, (_, pkg, _) in enumerate(versions.LOCK_PINS))
     (tmp_path / "requirements.lock").write_text(lock + "\n")
+    (tmp_path / versions.PLUGINS_DECLARED_IN).parent.mkdir(parents=True)
+    (tmp_path / versions.PLUGINS_DECLARED_IN).write_text(
+        "kafka_connect_plugins:\n  - {name: other, version: '1'}\n  - {name: debezium-postgres, version: 7.7.7.Final}\n"
+    )
     got = {p.component: p.version for p in versions.pins(tmp_path)}
+    assert got["Debezium PostgreSQL connector (Connect plugin)"] == "7.7.7.Final"
     assert got["Apache Kafka (ZooKeeper mode)"] == f"9.9.{len('kafka_common')}"
     aws = [pkg for _, pkg, _ in versions.LOCK_PINS].index("pulumi_aws")
     assert got["Pulumi AWS provider"] == f"1.{aws}"  # pulumi_aws matched as PULUMI-AWS

@@ -6,6 +6,8 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+from kafkakit.connect_rules import connector_reference_errors, plugin_connectors
+from kafkakit.connectors import connector_acls, declared_connectors, secret_files
 from kafkakit.inventory import HostRecord, build_inventory, missing_variables, preflight_errors
 from kafkakit.retention_fit import retention_need
 
@@ -95,6 +97,33 @@ def kafkakit_retention_need(topics: list[dict], brokers: int, broker_properties:
     return retention_need(topics or [], int(brokers), broker_properties).as_dict()
 
 
+def kafkakit_connectors_declared(entries: list[dict], secrets_dir: str) -> list[dict]:
+    """kafka_connectors as Connect stores them (secrets and principals as references): the
+    kafka_connectors module's input, free of any secret."""
+    return [
+        {"name": d.name, "class": d.cls, "state": d.state, "config": dict(d.config)}
+        for d in declared_connectors(entries, secrets_dir)
+    ]
+
+
+def kafkakit_connector_secret_files(entries: list[dict], secrets_dir: str, users: list[dict]) -> list[dict]:
+    """The workers' secret files for kafka_connectors (kafkakit_files entries, secret_content),
+    principals' passwords from the declared users."""
+    passwords = {str(u["name"]): str(u["password"]) for u in users if u.get("state", "present") != "absent"}
+    return [
+        {"dest": path, "secret_content": text}
+        for path, text in sorted(secret_files(entries, secrets_dir, passwords).items())
+    ]
+
+
+def kafkakit_connector_reference_errors(
+    connectors: list[dict], dc: str, users: list[dict], plugins: list[dict], plugin_src: str
+) -> list[str]:
+    """Declared connectors whose class no declared plugin provides or whose principal is no
+    declared user, and declared plugins with no archive (kafkakit.connect_rules); empty: all known."""
+    return connector_reference_errors(dc, connectors, users, plugin_connectors(plugin_src, plugins))
+
+
 class FilterModule:
     def filters(self) -> dict[str, Any]:
         return {
@@ -109,4 +138,8 @@ class FilterModule:
             "kafkakit_asn1_epoch": kafkakit_asn1_epoch,
             "kafkakit_valid_for_days": kafkakit_valid_for_days,
             "kafkakit_retention_need": kafkakit_retention_need,
+            "kafkakit_connectors_declared": kafkakit_connectors_declared,
+            "kafkakit_connector_secret_files": kafkakit_connector_secret_files,
+            "kafkakit_connector_acls": connector_acls,
+            "kafkakit_connector_reference_errors": kafkakit_connector_reference_errors,
         }

@@ -22,6 +22,12 @@ options:
   group: {type: str, required: true, description: The workers' group.id (named in the messages).}
   expect_connectors: {type: list, elements: str, default: [], description: Connectors that must exist.}
   require_running: {type: bool, default: false, description: Every expected connector and task RUNNING too.}
+  restart_failed:
+    type: bool
+    default: false
+    description:
+      - First restart what is FAILED of each connector (Connect's C(onlyFailed) restart, the tasks
+        included), nothing that runs; then wait as usual. Check mode names them only.
   wait: {type: bool, default: true, description: Wait until healthy; false only reports.}
   timeout: {type: int, default: 300, description: Seconds to wait.}
 author: kafkakit
@@ -29,6 +35,7 @@ author: kafkakit
 
 RETURN = r"""
 problems: {description: Why the cluster is not healthy (empty when healthy)., type: list, returned: always}
+restarted: {description: Connectors whose failed parts were restarted (restart_failed)., type: list, returned: always}
 workers: {description: Each answering worker's GET / (version, commit, kafka_cluster_id)., type: dict, returned: always}
 errors: {description: Workers that did not answer, and why., type: dict, returned: always}
 health: {description: Each answering worker's GET /health status (healthy, or why not)., type: dict, returned: always}
@@ -48,12 +55,14 @@ def main() -> None:
             "group": {"type": "str", "required": True},
             "expect_connectors": {"type": "list", "elements": "str", "default": []},
             "require_running": {"type": "bool", "default": False},
+            "restart_failed": {"type": "bool", "default": False},
             "wait": {"type": "bool", "default": True},
             "timeout": {"type": "int", "default": 300},
         },
         supports_check_mode=True,
     )
-    from kafkakit.connect import ClusterView, TlsFiles, cluster_problems, read_cluster, wait_cluster
+    from kafkakit.connect import ClusterView, RestError, TlsFiles, cluster_problems, read_cluster, wait_cluster
+    from kafkakit.connectors import restart_failed
 
     p = module.params
     tls = TlsFiles(p["ca"], p["cert"], p["key"])
@@ -65,8 +74,17 @@ def main() -> None:
     def judge(view: ClusterView) -> list[str]:
         return cluster_problems(view, workers, p["expect_connectors"], p["require_running"])
 
+    restarted: list[str] = []
+    if p["restart_failed"]:
+        restarted = [c.name for c in read().connectors if c.failed()]
+        if restarted and not module.check_mode:
+            url = next(iter(p["workers"].values()))
+            try:
+                restart_failed(url, tls, restarted)
+            except RestError as exc:
+                module.fail_json(msg=f"Connect refused a restart: {exc}", changed=False, restarted=restarted)
     view, problems = wait_cluster(read, judge, p["timeout"] if p["wait"] else 0)
-    result = {"changed": False, "problems": problems, **view.as_dict()}
+    result = {"changed": bool(restarted), "restarted": restarted, "problems": problems, **view.as_dict()}
     if p["wait"] and problems:
         module.fail_json(
             msg=f"Connect cluster {p['group']} not healthy after {p['timeout']}s: " + "; ".join(problems), **result

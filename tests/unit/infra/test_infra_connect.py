@@ -167,6 +167,11 @@ def test_the_rest_api_answers_only_the_workers_the_monitoring_hosts_and_admins(
             ("eu-west-1", REST, REST, "connect"),  # followers forward writes to the leader
             ("eu-west-1", REST, REST, "monitoring"),
             ("eu-west-1", REST, REST, ip_of(run, "dc2-monitor-1")),  # the other region, by address
+        } | {
+            # Prometheus scrapes the workers' JMX agent and node exporter, from both monitoring hosts.
+            ("eu-west-1", port, port, source)
+            for port in (ports.JMX_KAFKA_CONNECT, ports.NODE_EXPORTER)
+            for source in ("monitoring", ip_of(run, "dc2-monitor-1"))
         }
 
     # No admin network declared: no SSH, and REST only from inside the deployment.

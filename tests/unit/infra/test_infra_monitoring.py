@@ -69,9 +69,16 @@ def test_the_ports_are_the_ansible_sides() -> None:
             "zookeeper": ports.JMX_ZOOKEEPER,
             "mirrormaker": ports.JMX_MIRRORMAKER,
             "kafka_controller": ports.JMX_KAFKA_CONTROLLER,
+            "kafka_connect": ports.JMX_KAFKA_CONNECT,
         }
         == monitoring.JMX_PORTS
-        == {"kafka_broker": 7071, "zookeeper": 7072, "mirrormaker": 7073, "kafka_controller": 7074}
+        == {
+            "kafka_broker": 7071,
+            "zookeeper": 7072,
+            "mirrormaker": 7073,
+            "kafka_controller": 7074,
+            "kafka_connect": 7075,
+        }
     )
     # The roles' defaults are what the hosts actually listen on.
     mon = role_defaults("monitoring")
@@ -136,17 +143,17 @@ def test_the_monitoring_hosts_reach_exactly_the_scrape_ports(admin_run: StackRun
         assert r.inputs["fromPort"] == r.inputs["toPort"]
         granted.add((r.region or "", roles[r.inputs["securityGroupId"]], int(r.inputs["fromPort"]), source))
     expected = set()
-    # dc1 (eu-west-1) is a ZooKeeper DC with Connect workers (their REST API: connector states, no
-    # scrape); dc2 (eu-central-1) a KRaft DC with MM2.
+    # dc1 (eu-west-1) is a ZooKeeper DC with Connect workers (their JMX agent, node exporter and REST
+    # API: connector states); dc2 (eu-central-1) a KRaft DC with MM2.
     for region, metadata, has_mm2 in (("eu-west-1", "zookeeper", False), ("eu-central-1", "controller", True)):
         for group, scraped in {
             **({"controller": (7074, 9100)} if metadata == "controller" else {"zookeeper": (7072, 9100)}),
             "kafka": (7071, 9100, 9093),
-            **({"mirrormaker": (7073, 9100)} if has_mm2 else {"connect": (8083,)}),
+            **({"mirrormaker": (7073, 9100)} if has_mm2 else {"connect": (7075, 9100, 8083)}),
         }.items():
             expected |= {(region, group, port, source) for port in scraped for source in ("local", "remote")}
     assert granted == expected
-    assert set(SCRAPED_PORTS) == {"zookeeper", "controller", "kafka", "mirrormaker"}
+    assert set(SCRAPED_PORTS) == {"zookeeper", "controller", "kafka", "mirrormaker", "connect"}
 
 
 def test_every_target_prometheus_is_given_is_open_to_every_monitoring_host(example: StackRun) -> None:

@@ -62,6 +62,7 @@ def test_instance_counts_of_the_example_stacks() -> None:
         "spark_master": 1,
         "spark_worker": 1,
         "monitoring": 2,  # one per data centre
+        "source_db": 0,  # the user's database is theirs: never provisioned
     }
     assert sum(production.values()) == 29 and production["kafka_broker"] == 12
     assert production["kafka_connect"] == 3

@@ -34,9 +34,11 @@ ROLE_PORTS: dict[tuple[str, str], int] = {
     # Scraped by the Prometheus on the same host: no security group rule, only the lab tests use it.
     ("monitoring", "monitoring_lag_exporter_port"): monitoring.LAG_EXPORTER_PORT,
 }
-# Port variables with no Python copy, and why (none: the bench's PLAINTEXT port is no role
-# variable, ansible/lab/bench-listener.yml sets it as a dynamic overlay).
-UNTIED: dict[tuple[str, str], str] = {}
+# Port variables with no Python copy, and why (the bench's PLAINTEXT port is no role variable:
+# ansible/lab/bench-listener.yml sets it as a dynamic overlay).
+UNTIED: dict[tuple[str, str], str] = {
+    ("postgresql", "postgresql_port"): "the lab's stand-in database; on AWS the database is the user's",
+}
 # Ports infra/ports.py names that no role listens on: the security groups keep them closed.
 NEVER_OPENED = {ports.ZOOKEEPER_CLIENT_PLAIN, ports.KAFKA_PLAINTEXT}
 
@@ -66,6 +68,7 @@ def test_the_jmx_exporter_ports_are_the_monitoring_roles() -> None:
         "zookeeper": ports.JMX_ZOOKEEPER,
         "mirrormaker": ports.JMX_MIRRORMAKER,
         "kafka_controller": ports.JMX_KAFKA_CONTROLLER,
+        "kafka_connect": ports.JMX_KAFKA_CONNECT,
     }
     assert (monitoring.PROMETHEUS_PORT, monitoring.NODE_EXPORTER_PORT) == (ports.PROMETHEUS, ports.NODE_EXPORTER)
 

@@ -15,9 +15,7 @@ ZONES = {"dc1": ["eu-west-1a", "eu-west-1b", "eu-west-1c"], "dc2": ["x-1a", "x-1
 
 def grown(stack: str, dc: str, extra: int):  # noqa: ANN201 - StackConfig
     cfg = example_config(stack)
-    dcs = tuple(
-        dataclasses.replace(d, brokers=d.brokers + extra) if d.name == dc else d for d in cfg.data_centres
-    )
+    dcs = tuple(dataclasses.replace(d, brokers=d.brokers + extra) if d.name == dc else d for d in cfg.data_centres)
     return dataclasses.replace(cfg, data_centres=dcs)
 
 

@@ -224,7 +224,9 @@ def test_security_groups_allow_exactly_the_declared_paths(small: StackRun) -> No
     mon1 = small.named("dc1-monitor-1", INSTANCE).state["privateIp"] + "/32"
     mon2 = small.named("dc2-monitor-1", INSTANCE).state["privateIp"] + "/32"
 
-    def scrapes(source: str, with_mm2: bool, kraft: bool = False) -> set[tuple[str, int, int, str]]:
+    def scrapes(
+        source: str, with_mm2: bool, kraft: bool = False, with_connect: bool = False
+    ) -> set[tuple[str, int, int, str]]:
         rows = (
             {
                 ("controller", 7074, 7074, source),
@@ -243,6 +245,8 @@ def test_security_groups_allow_exactly_the_declared_paths(small: StackRun) -> No
         }
         if with_mm2:
             rows |= {("mirrormaker", 7073, 7073, source), ("mirrormaker", 9100, 9100, source)}
+        if with_connect:
+            rows |= {("connect", 7075, 7075, source), ("connect", 9100, 9100, source)}
         return rows
 
     # The small stack declares no admin networks: the UIs (9090, 8080, 8081) and Connect's REST
@@ -257,7 +261,7 @@ def test_security_groups_allow_exactly_the_declared_paths(small: StackRun) -> No
         ("spark", 1024, 65535, "spark"),
         ("spark", 22, 22, "spark"),
         ("spark", 7077, 7077, vpn),
-    } | scrapes("monitoring", with_mm2=False) | scrapes(mon2, with_mm2=False)
+    } | scrapes("monitoring", with_mm2=False, with_connect=True) | scrapes(mon2, with_mm2=False, with_connect=True)
     assert ingress_table(small, "dc2") == controller | kafka | {
         ("kafka", 9093, 9093, "mirrormaker"),
         ("mirrormaker", 8083, 8083, "mirrormaker"),

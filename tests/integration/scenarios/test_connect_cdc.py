@@ -1,0 +1,132 @@
+"""Kafka Connect under change-data-capture load: rows committed in the lab's PostgreSQL at a steady
+rate while the Connect workers roll during a roll of dc1's brokers, and while the Debezium plugin is
+changed to an older release and back (each change rolling the workers once): every committed row
+arrives in the connector's topic, the duplicates are counted."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+from kafkakit.connect import request
+from tests.integration.accounting import account, step
+from tests.integration.cdc_lab import LAB, Changes, RowWriter, connector_running
+from tests.integration.conftest import wait_until
+from tests.integration.connect_lab import DC, WORKERS, admin_tls, url
+from tests.integration.lab import Host, Lab
+from tests.integration.playbooks import restart_order, run_playbook
+
+PLUGIN = "debezium-postgres"
+PINNED = "3.6.1.Final"  # inventories/local/group_vars/dc1.yml
+OLDER = "3.6.0.Final"  # its lock file is in ansible/artifacts; `make artifacts` builds both
+
+
+def _started(worker: Host) -> str:
+    return LAB.testinfra(worker).check_output("systemctl show -p ActiveEnterTimestampMonotonic --value kafka-connect")
+
+
+def _under_load(lab: Lab, what: str, action) -> tuple[set[int], Changes]:  # noqa: ANN001 - a callable
+    """Rows committed at a steady rate around `action()`, then read back: the ids committed and
+    what the topic holds of them. Fails naming every committed row that did not arrive."""
+    wait_until("orders-cdc and its task to run", connector_running, timeout=180)
+    writer = RowWriter()
+    changes = Changes.from_now(lab, writer.tag)
+    try:
+        writer.start()
+        wait_until("rows flowing", lambda: len(writer.committed()) >= 50, timeout=60)
+        action()
+        wait_until("orders-cdc and its task to run again", connector_running, timeout=180)
+        # Some more rows on the recovered cluster, so the recovery is under load too.
+        settled = len(writer.committed())
+        wait_until("rows after the recovery", lambda: len(writer.committed()) >= settled + 50, timeout=60)
+        ids = writer.stop()
+
+        def all_arrived() -> bool:
+            changes.poll()
+            return {i for op, i in changes.ops(ids) if op == "c"} >= ids
+
+        try:
+            wait_until("every committed row in the topic", all_arrived, timeout=300)
+        finally:
+            created = changes.ops(ids)
+            arrived = {i for op, i in created if op == "c"}
+            duplicated = sum(n - 1 for (op, _), n in created.items() if op == "c")
+            account(
+                f"{what}: rows committed {len(ids)}, arrived {len(arrived & ids)}, "
+                f"missing {len(ids - arrived)}, duplicated {duplicated}"
+            )
+    finally:
+        changes.close()
+    return ids, changes
+
+
+def _broker_started(broker: Host) -> str:
+    return LAB.testinfra(broker).check_output("systemctl show -p ActiveEnterTimestampMonotonic --value kafka")
+
+
+def test_a_connect_roll_during_a_broker_roll_under_cdc_load_loses_no_committed_row(lab: Lab):
+    """dc1's broker roll, and once its first broker has restarted, the Connect roll beside it."""
+    rolls: dict[str, str] = {}
+
+    def both_rolls() -> None:
+        brokers = lab.brokers(DC)
+        before = {b.name: _broker_started(b) for b in brokers}
+
+        def broker_roll() -> None:
+            rolls["brokers"] = run_playbook("ops/rolling-restart.yml", "-e", f"roll_dc={DC}")
+
+        thread = threading.Thread(target=broker_roll)
+        with step("dc1's broker roll, the Connect roll beside it"):
+            thread.start()
+            try:
+                wait_until(
+                    "the broker roll's first restart",
+                    lambda: any(_broker_started(b) != before[b.name] for b in brokers),
+                    timeout=300,
+                )
+                rolls["connect"] = run_playbook(
+                    "ops/rolling-restart.yml", "-e", "restart_service=kafka_connect", "-e", f"roll_dc={DC}"
+                )
+            finally:
+                thread.join(900)
+        assert "brokers" in rolls, "the broker roll failed"
+
+    _under_load(lab, "the Connect roll during dc1's broker roll", both_rolls)
+    assert restart_order(rolls["connect"], unit="kafka-connect") == [w.name for w in WORKERS]
+    assert sorted(restart_order(rolls["brokers"])) == sorted(b.name for b in lab.brokers(DC))
+
+
+def _plugins(version: str) -> list[str]:
+    return ["-e", json.dumps({"kafka_connect_plugins": [{"name": PLUGIN, "version": version}]})]
+
+
+def _installed() -> dict[str, list[str]]:
+    return {w.name: LAB.testinfra(w).check_output("ls /opt/kafka-connect/plugins").split() for w in WORKERS}
+
+
+def _served_version() -> str:
+    plugins = request(url(WORKERS[0]), "GET", "/connector-plugins", admin_tls())[1]
+    return next(p["version"] for p in plugins if p["class"].startswith("io.debezium.connector.postgresql"))
+
+
+def test_a_plugin_version_change_rolls_the_workers_once_each_and_loses_no_committed_row(lab: Lab):
+    outputs: dict[str, str] = {}
+
+    def older_then_pinned() -> None:
+        for version in (OLDER, PINNED):
+            with step(f"the plugin to {version}"):
+                before = {w.name: _started(w) for w in WORKERS}
+                outputs[version] = run_playbook("site.yml", "--limit", "kafka_connect:localhost", *_plugins(version))
+                # The new version's directory alone, on every worker, and Connect serving it.
+                assert _installed() == {w.name: [f"{PLUGIN}-{version}"] for w in WORKERS}
+                wait_until("orders-cdc to run on the new plugin", connector_running, timeout=180)
+                assert _served_version() == version
+                # One roll for the install and the removal: each worker restarted once.
+                assert restart_order(outputs[version], unit="kafka-connect") == [w.name for w in WORKERS]
+                assert all(_started(w) != before[w.name] for w in WORKERS)
+
+    try:
+        _under_load(lab, f"the plugin {PINNED} -> {OLDER} -> {PINNED}", older_then_pinned)
+    finally:
+        if _installed() != {w.name: [f"{PLUGIN}-{PINNED}"] for w in WORKERS}:
+            run_playbook("site.yml", "--limit", "kafka_connect:localhost")

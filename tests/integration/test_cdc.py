@@ -1,0 +1,90 @@
+"""Change data capture from the lab's PostgreSQL (ansible/lab/source-db.yml) through Debezium's
+connector orders-cdc (inventories/local/group_vars/dc1.yml): the database speaks TLS only and lets
+its capture user do only what capture needs, from the Connect workers only; the connector holds a
+reference to the database's password, never the password; and rows committed in PostgreSQL (an
+insert, an update, a delete) are read back from the connector's topic by a plain consumer. Each
+refusal beside its positive control; and a second run of source-db.yml changes nothing."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+from kafkakit.connect import request
+from tests.integration.cdc_lab import CONNECTOR, Changes, connector_running, psql, secret, superuser
+from tests.integration.conftest import wait_until
+from tests.integration.connect_lab import WORKERS, admin_tls, url
+from tests.integration.lab import Lab
+from tests.integration.playbooks import recap, run_playbook
+
+
+def test_a_second_run_of_the_source_database_changes_nothing():
+    stats = recap(run_playbook("lab/source-db.yml"))
+    assert stats and {h: s["changed"] for h, s in stats.items() if s["changed"]} == {}, stats
+
+
+def test_the_database_takes_clients_on_tls_only():
+    rc, out = psql("SELECT 1", sslmode="disable")
+    assert rc != 0 and "no encryption" in out, out
+    # Positive control: the same login over TLS.
+    assert psql("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()") == (0, "t")
+
+
+def test_the_capture_user_may_replicate_and_read_the_published_table_and_nothing_else():
+    flags = superuser(
+        "SELECT rolreplication, rolsuper, rolcreatedb, rolcreaterole FROM pg_roles WHERE rolname = 'debezium'"
+    )
+    assert flags == "t|f|f|f", flags
+    privileges = superuser(
+        "SELECT has_table_privilege('debezium', 'public.orders', 'SELECT'),"
+        " has_table_privilege('debezium', 'public.orders', 'INSERT'),"
+        " has_table_privilege('debezium', 'public.orders', 'DELETE')"
+    )
+    assert privileges == "t|f|f", privileges
+    assert superuser("SELECT pubname FROM pg_publication_tables WHERE tablename = 'orders'") == "dbz_orders"
+    # From a host that is not a Connect worker (the database's own address) the capture user is
+    # refused; the owner, from the same host, is let in (the control).
+    rc, out = psql("SELECT 1", user="debezium")
+    assert rc != 0 and "no pg_hba.conf entry" in out, out
+    assert psql("SELECT 1")[0] == 0
+
+
+def test_the_connector_holds_a_reference_to_the_database_password_never_the_password():
+    wait_until("orders-cdc and its task to run", connector_running, timeout=180)
+    password = secret("source-db-capture")
+    answers = [
+        request(url(w), "GET", path, admin_tls())[1]
+        for w in WORKERS
+        for path in (f"/connectors/{CONNECTOR}", f"/connectors/{CONNECTOR}/config", "/connectors?expand=info")
+    ]
+    text = json.dumps(answers)
+    assert password not in text
+    assert "${file:/etc/kafka-connect/secrets/orders-cdc.properties:database.password}" in text
+
+
+def test_rows_committed_in_postgresql_arrive_in_the_connectors_topic(lab: Lab):
+    wait_until("orders-cdc and its task to run", connector_running, timeout=180)
+    tag = f"cdc-{uuid.uuid4().hex[:8]}"
+    changes = Changes.from_now(lab, tag)
+    try:
+        rc, out = psql(
+            f"INSERT INTO orders (customer, amount) SELECT '{tag}', n FROM generate_series(1, 20) AS n RETURNING id"
+        )
+        assert rc == 0, out
+        ids = {int(i) for i in out.split()}
+        paid, gone = sorted(ids)[:2]
+        rc, out = psql(f"UPDATE orders SET status = 'paid' WHERE id = {paid}; DELETE FROM orders WHERE id = {gone}")
+        assert rc == 0, out
+        expected = {("c", i) for i in ids} | {("u", paid), ("d", gone)}
+
+        def all_arrived() -> bool:
+            changes.poll()
+            return set(changes.ops(ids)) >= expected
+
+        wait_until("every committed change in the topic", all_arrived, timeout=120)
+    finally:
+        changes.close()
+    created = [row for op, i, row in changes.events if op == "c" and i in ids]
+    assert sorted(row["amount"] for row in created) == sorted(f"{n}.00" for n in range(1, 21)), created
+    assert all(row["customer"] == tag for row in created)
+    assert [row["status"] for op, i, row in changes.events if op == "u" and i == paid] == ["paid"]
