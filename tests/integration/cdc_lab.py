@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 from confluent_kafka import Consumer, TopicPartition
 
-from kafkakit.connect import RestError, request
-from tests.integration.connect_lab import DC, WORKERS, admin_tls, url
+from tests.integration import connect_lab
+from tests.integration.connect_lab import DC
 from tests.integration.lab import CLIENT_DIR, ROOT, Lab, properties
 
 LAB = Lab()
@@ -57,12 +57,7 @@ def superuser(sql: str) -> str:
 
 
 def connector_running() -> bool:
-    try:
-        s = request(url(WORKERS[0]), "GET", f"/connectors/{CONNECTOR}/status", admin_tls())[1]
-    except RestError:
-        return False
-    tasks = s["tasks"]
-    return s["connector"]["state"] == "RUNNING" and bool(tasks) and all(t["state"] == "RUNNING" for t in tasks)
+    return connect_lab.connector_running(CONNECTOR)
 
 
 def topic_ends(consumer: Consumer) -> list[TopicPartition]:

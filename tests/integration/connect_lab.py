@@ -3,7 +3,7 @@ client certificate from build/lab/<dc>/connect.env."""
 
 from __future__ import annotations
 
-from kafkakit.connect import TlsFiles
+from kafkakit.connect import RestError, TlsFiles, request
 from tests.integration.lab import CLIENT_DIR, Host, Lab, properties
 
 DC = "dc1"
@@ -23,3 +23,13 @@ def admin_tls() -> TlsFiles:
 
 def url(worker: Host) -> str:
     return f"https://{worker.ip}:{PORT}"
+
+
+def connector_running(name: str) -> bool:
+    """The connector and every one of its tasks RUNNING (False while Connect does not know it yet)."""
+    try:
+        s = request(url(WORKERS[0]), "GET", f"/connectors/{name}/status", admin_tls())[1]
+    except RestError:
+        return False
+    tasks = s["tasks"]
+    return s["connector"]["state"] == "RUNNING" and bool(tasks) and all(t["state"] == "RUNNING" for t in tasks)

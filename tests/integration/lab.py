@@ -114,6 +114,10 @@ class Lab:
     def client_conf(self, dc: str = "dc1") -> dict[str, str]:
         return read_client_conf(CLIENT_DIR / dc / "client.conf")
 
+    def unit_started(self, host: Host | str, unit: str = "kafka") -> str:
+        """When a host's systemd unit last became active (monotonic): changes with each restart."""
+        return self.testinfra(host).check_output(f"systemctl show -p ActiveEnterTimestampMonotonic --value {unit}")
+
     def testinfra(self, host: Host | str):  # noqa: ANN201 - testinfra.host.Host
         """A testinfra host reached the way Ansible reaches it (the inventory's connection)."""
         name = host if isinstance(host, str) else host.name

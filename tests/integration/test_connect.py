@@ -197,8 +197,8 @@ def test_the_workers_secrets_are_for_the_service_only():
     assert not host.file(env()["CONNECT_KEY"]).exists
 
 
-def _started(worker: Host) -> str:
-    return LAB.testinfra(worker).check_output("systemctl show -p ActiveEnterTimestampMonotonic --value kafka-connect")
+def _worker_starts() -> dict[str, str]:
+    return {w.name: LAB.unit_started(w, "kafka-connect") for w in WORKERS}
 
 
 def _heartbeat_config() -> dict[str, str]:
@@ -218,7 +218,7 @@ def _heartbeat_config() -> dict[str, str]:
 def test_the_roll_refuses_while_a_task_failed_and_passes_its_gate_once_nothing_failed():
     tls = admin_tls()
     name = "kafkakit-failing-probe"
-    before = {w.name: _started(w) for w in WORKERS}
+    before = _worker_starts()
     request(url(WORKERS[0]), "POST", "/connectors", tls, {"name": name, "config": _heartbeat_config()})
     try:
         # The task fails at once: its transactional id is not the workers' principal's to use.
@@ -237,7 +237,7 @@ def test_the_roll_refuses_while_a_task_failed_and_passes_its_gate_once_nothing_f
         assert "refusing to roll kafka_connect" in proc.stdout
         assert f"task {name}-0 FAILED on" in proc.stdout
         assert "-e roll_allow_unhealthy=true" in proc.stdout
-        assert {w.name: _started(w) for w in WORKERS} == before, "a worker was restarted anyway"
+        assert _worker_starts() == before, "a worker was restarted anyway"
     finally:
         request(url(WORKERS[0]), "DELETE", f"/connectors/{name}", tls)
     # Positive control: with nothing failed the same roll passes its gate and names every worker in
@@ -253,4 +253,4 @@ def test_the_roll_refuses_while_a_task_failed_and_passes_its_gate_once_nothing_f
         "roll_check_only=true",
     )
     assert f"roll of kafka_connect: order {','.join(w.name for w in WORKERS)}" in out
-    assert {w.name: _started(w) for w in WORKERS} == before
+    assert _worker_starts() == before

@@ -21,7 +21,7 @@ from confluent_kafka.admin import (
 
 from kafkakit.connect import RestError, request
 from tests.integration.conftest import wait_until
-from tests.integration.connect_lab import DC, WORKERS, admin_tls, url
+from tests.integration.connect_lab import DC, WORKERS, admin_tls, connector_running, url
 from tests.integration.lab import ROOT, Lab
 from tests.integration.playbooks import playbook_process, recap, run_playbook
 
@@ -58,10 +58,7 @@ def config(name: str = NAME) -> dict:
 
 
 def running() -> bool:
-    s = status()
-    return (
-        s["connector"]["state"] == "RUNNING" and bool(s["tasks"]) and all(t["state"] == "RUNNING" for t in s["tasks"])
-    )
+    return connector_running(NAME)
 
 
 def test_the_declared_plugin_version_is_installed_in_a_directory_of_its_own():

@@ -42,21 +42,17 @@ RENDERS_A_CANARY = (
 )
 
 
-def started_at(lab: Lab, name: str) -> str:
-    return lab.testinfra(name).check_output("systemctl show -p ActiveEnterTimestampMonotonic --value kafka")
-
-
 # Before the no-op test below, which then also proves that the restart left nothing stale behind.
 def test_a_broker_older_than_its_truststore_is_restarted_alone(lab: Lab):
     stale, other = lab.brokers("dc2")[-1].name, lab.brokers("dc2")[0].name
-    before = {name: started_at(lab, name) for name in (stale, other)}
+    before = {name: lab.unit_started(name) for name in (stale, other)}
     # What a run that failed after installing a new CA bundle and before the roll leaves behind.
     lab.testinfra(stale).run_test("touch /etc/kafka/tls/truststore.pem")
     stats = recap(run_site("--limit", f"{stale},{other}"))
     assert all(stats[name]["failed"] == 0 for name in (stale, other))
-    assert started_at(lab, stale) != before[stale], "the broker older than its truststore was not restarted"
+    assert lab.unit_started(stale) != before[stale], "the broker older than its truststore was not restarted"
     # Positive control: the same run on a broker whose files are older than it restarts nothing.
-    assert started_at(lab, other) == before[other], "a broker with nothing newer than it was restarted"
+    assert lab.unit_started(other) == before[other], "a broker with nothing newer than it was restarted"
 
 
 def test_second_site_run_reports_no_change():

@@ -13,16 +13,12 @@ from tests.integration.accounting import account, step
 from tests.integration.cdc_lab import LAB, Changes, RowWriter, connector_running
 from tests.integration.conftest import wait_until
 from tests.integration.connect_lab import DC, WORKERS, admin_tls, url
-from tests.integration.lab import Host, Lab
+from tests.integration.lab import Lab
 from tests.integration.playbooks import restart_order, run_playbook
 
 PLUGIN = "debezium-postgres"
 PINNED = "3.6.1.Final"  # inventories/local/group_vars/dc1.yml
 OLDER = "3.6.0.Final"  # its lock file is in ansible/artifacts; `make artifacts` builds both
-
-
-def _started(worker: Host) -> str:
-    return LAB.testinfra(worker).check_output("systemctl show -p ActiveEnterTimestampMonotonic --value kafka-connect")
 
 
 def _under_load(lab: Lab, what: str, action) -> tuple[set[int], Changes]:  # noqa: ANN001 - a callable
@@ -60,17 +56,13 @@ def _under_load(lab: Lab, what: str, action) -> tuple[set[int], Changes]:  # noq
     return ids, changes
 
 
-def _broker_started(broker: Host) -> str:
-    return LAB.testinfra(broker).check_output("systemctl show -p ActiveEnterTimestampMonotonic --value kafka")
-
-
 def test_a_connect_roll_during_a_broker_roll_under_cdc_load_loses_no_committed_row(lab: Lab):
     """dc1's broker roll, and once its first broker has restarted, the Connect roll beside it."""
     rolls: dict[str, str] = {}
 
     def both_rolls() -> None:
         brokers = lab.brokers(DC)
-        before = {b.name: _broker_started(b) for b in brokers}
+        before = {b.name: LAB.unit_started(b) for b in brokers}
 
         def broker_roll() -> None:
             rolls["brokers"] = run_playbook("ops/rolling-restart.yml", "-e", f"roll_dc={DC}")
@@ -81,7 +73,7 @@ def test_a_connect_roll_during_a_broker_roll_under_cdc_load_loses_no_committed_r
             try:
                 wait_until(
                     "the broker roll's first restart",
-                    lambda: any(_broker_started(b) != before[b.name] for b in brokers),
+                    lambda: any(LAB.unit_started(b) != before[b.name] for b in brokers),
                     timeout=300,
                 )
                 rolls["connect"] = run_playbook(
@@ -115,7 +107,7 @@ def test_a_plugin_version_change_rolls_the_workers_once_each_and_loses_no_commit
     def older_then_pinned() -> None:
         for version in (OLDER, PINNED):
             with step(f"the plugin to {version}"):
-                before = {w.name: _started(w) for w in WORKERS}
+                before = {w.name: LAB.unit_started(w, "kafka-connect") for w in WORKERS}
                 outputs[version] = run_playbook("site.yml", "--limit", "kafka_connect:localhost", *_plugins(version))
                 # The new version's directory alone, on every worker, and Connect serving it.
                 assert _installed() == {w.name: [f"{PLUGIN}-{version}"] for w in WORKERS}
@@ -123,7 +115,7 @@ def test_a_plugin_version_change_rolls_the_workers_once_each_and_loses_no_commit
                 assert _served_version() == version
                 # One roll for the install and the removal: each worker restarted once.
                 assert restart_order(outputs[version], unit="kafka-connect") == [w.name for w in WORKERS]
-                assert all(_started(w) != before[w.name] for w in WORKERS)
+                assert all(LAB.unit_started(w, "kafka-connect") != before[w.name] for w in WORKERS)
 
     try:
         _under_load(lab, f"the plugin {PINNED} -> {OLDER} -> {PINNED}", older_then_pinned)
