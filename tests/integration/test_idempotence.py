@@ -1,8 +1,7 @@
-"""A second site.yml run on a deployed lab changes nothing; a broker older than one of its stores
-(a run that failed between the change and the restart) is restarted by the next run, alone; and a
-dry run (--check --diff) with every secret changed runs through on a host of every kind without a
-failure and shows no secret, neither the new value nor the one in use. (That dry run is the only
-one: a check run on an unchanged lab would repeat the second real run's changed=0 at the same cost.)"""
+"""A second site.yml run on a deployed lab changes nothing, and a dry run (--check --diff) with every
+secret changed runs through on a host of every kind without a failure and shows no secret, neither
+the new value nor the one in use. (That dry run is the only one: a check run on an unchanged lab
+would repeat the second real run's changed=0 at the same cost.)"""
 
 from __future__ import annotations
 
@@ -10,7 +9,7 @@ import json
 import uuid
 
 from tests.integration.lab import CLIENT_DIR, Lab
-from tests.integration.playbooks import LOGS, playbook_process, recap, run_playbook, run_site
+from tests.integration.playbooks import LOGS, playbook_process, recap, run_playbook
 
 # The secrets a dry run can render with another value. Three stay as they are because the run
 # itself uses them: the admin's password (kafka_access logs in to Kafka with it), and the CA
@@ -40,19 +39,6 @@ RENDERS_A_CANARY = (
     "monitoring",
     "spark_master",
 )
-
-
-# Before the no-op test below, which then also proves that the restart left nothing stale behind.
-def test_a_broker_older_than_its_truststore_is_restarted_alone(lab: Lab):
-    stale, other = lab.brokers("dc2")[-1].name, lab.brokers("dc2")[0].name
-    before = {name: lab.unit_started(name) for name in (stale, other)}
-    # What a run that failed after installing a new CA bundle and before the roll leaves behind.
-    lab.testinfra(stale).run_test("touch /etc/kafka/tls/truststore.pem")
-    stats = recap(run_site("--limit", f"{stale},{other}"))
-    assert all(stats[name]["failed"] == 0 for name in (stale, other))
-    assert lab.unit_started(stale) != before[stale], "the broker older than its truststore was not restarted"
-    # Positive control: the same run on a broker whose files are older than it restarts nothing.
-    assert lab.unit_started(other) == before[other], "a broker with nothing newer than it was restarted"
 
 
 def test_second_site_run_reports_no_change():

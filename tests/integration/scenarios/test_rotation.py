@@ -3,7 +3,9 @@ new CA and stops: a producer that trusts only the old CA (an application the kit
 sends throughout without a failure, the servers' new certificates reaching it through the new CA's
 cross certificate. ops/retire-ca.yml is refused without the confirmation and before the soak, with
 nothing changed; given both, it retires the old CA while a producer that trusts only the new CA
-sends on without a failure, and the old-CA client's new connections are refused after it."""
+sends on without a failure, and the old-CA client's new connections are refused after it. A broker
+older than its truststore (a run that failed between a new CA bundle and the roll) is restarted by
+the next run, alone."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from confluent_kafka import KafkaError, Producer
 from tests.integration.accounting import account, step
 from tests.integration.clients import ProduceReport, produce_sequence, read_all
 from tests.integration.lab import CLIENT_DIR, Lab
-from tests.integration.playbooks import playbook_process, restart_order, run_playbook
+from tests.integration.playbooks import playbook_process, recap, restart_order, run_playbook, run_site
 
 
 def issuer_of(host) -> str:
@@ -166,3 +168,16 @@ def test_ca_rotation_keeps_unmanaged_clients_working_until_a_confirmed_retire(
             ("kafka-mirrormaker", lab.groups["mirrormaker"]),
         ):
             assert sorted(restart_order(out, unit)) == sorted(members), (unit, restart_order(out, unit))
+
+
+def test_a_broker_older_than_its_truststore_is_restarted_alone(lab: Lab):
+    stale, other = lab.brokers("dc2")[-1].name, lab.brokers("dc2")[0].name
+    before = {name: lab.unit_started(name) for name in (stale, other)}
+    # What a run that failed after installing a new CA bundle and before the roll leaves behind.
+    lab.testinfra(stale).run_test("touch /etc/kafka/tls/truststore.pem")
+    with step("site.yml on a broker older than its truststore and one that is not"):
+        stats = recap(run_site("--limit", f"{stale},{other}"))
+    assert all(stats[name]["failed"] == 0 for name in (stale, other))
+    assert lab.unit_started(stale) != before[stale], "the broker older than its truststore was not restarted"
+    # Positive control: the same run on a broker whose files are older than it restarts nothing.
+    assert lab.unit_started(other) == before[other], "a broker with nothing newer than it was restarted"
