@@ -181,3 +181,8 @@ def test_a_broker_older_than_its_truststore_is_restarted_alone(lab: Lab):
     assert lab.unit_started(stale) != before[stale], "the broker older than its truststore was not restarted"
     # Positive control: the same run on a broker whose files are older than it restarts nothing.
     assert lab.unit_started(other) == before[other], "a broker with nothing newer than it was restarted"
+    # And the restart left nothing stale behind: the next run changes nothing on either.
+    with step("site.yml on both again"):
+        again = recap(run_site("--limit", f"{stale},{other}"))
+    changed = {name: again[name]["changed"] for name in (stale, other) if again[name]["changed"]}
+    assert changed == {}, f"a run after the restart still changed something: {changed}"
