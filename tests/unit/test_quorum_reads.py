@@ -14,6 +14,7 @@ READS = (
     (re.compile(r"(\w+)\.stdout \| kafkakit_voter_directory"), "--status"),
     (re.compile(r"(\w+)\.stdout(?: \| default\(''\))? \| kafkakit_quorum_health"), "--status"),
     (re.compile(r"'' \| kafkakit_quorum_health\((\w+)\.stdout"), "--replication"),
+    (re.compile(r"(\w+) \| kafkakit_controller_roll_plan"), "--replication"),
 )
 
 

@@ -52,11 +52,6 @@ def kafkakit_missing_variables(groups: Any, hostvars: Any) -> list[str]:
     return missing_variables(plain_groups, {h: hostvars[h] for h in plain_groups.get("all", [])})
 
 
-def kafkakit_controller_hosts(hosts: list[str], hostvars: Any, controllers: dict[str, int]) -> list[str]:
-    """The hosts that are the active controller of their data centre (controllers: dc -> broker id)."""
-    return [h for h in hosts if controllers.get(str(hostvars[h]["dc"]), -1) == int(hostvars[h].get("broker_id", -2))]
-
-
 def kafkakit_marked_hosts(hosts: list[str], hostvars: Any, marker: str) -> list[str]:
     """The hosts whose fact `marker` is set and true: those a role marked for the roll."""
     return [h for h in hosts if hostvars[h].get(marker)]
@@ -131,7 +126,6 @@ class FilterModule:
             "kafkakit_without_role": kafkakit_without_role,
             "kafkakit_preflight_errors": kafkakit_preflight_errors,
             "kafkakit_missing_variables": kafkakit_missing_variables,
-            "kafkakit_controller_hosts": kafkakit_controller_hosts,
             "kafkakit_marked_hosts": kafkakit_marked_hosts,
             "kafkakit_roll_waves": kafkakit_roll_waves,
             "kafkakit_bootstrap_by_dc": kafkakit_bootstrap_by_dc,

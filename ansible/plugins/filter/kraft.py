@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from kafkakit.kraft import (
-    controller_roll_order,
     features_behind,
     initial_voters,
     membership,
@@ -36,12 +35,6 @@ def kafkakit_initial_voters(controllers: Any, hostvars: Any, port: int, director
         int(port),
         list(directory_ids),
     )
-
-
-def kafkakit_controller_roll_order(hosts: Any, hostvars: Any, leader: int) -> list[str]:
-    """A DC's controllers in restart order: the followers, then the quorum leader."""
-    hosts = list(hosts)
-    return controller_roll_order(hosts, {h: int(hostvars[h]["controller_id"]) for h in hosts}, int(leader))
 
 
 def kafkakit_quorum_membership(status: str, directories: Any) -> dict:
@@ -91,7 +84,6 @@ class FilterModule:
         return {
             "kafkakit_quorum_health": kafkakit_quorum_health,
             "kafkakit_initial_voters": kafkakit_initial_voters,
-            "kafkakit_controller_roll_order": kafkakit_controller_roll_order,
             "kafkakit_quorum_membership": kafkakit_quorum_membership,
             "kafkakit_observer_lag": kafkakit_observer_lag,
             "kafkakit_controller_directories": kafkakit_controller_directories,
