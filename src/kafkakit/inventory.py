@@ -216,6 +216,10 @@ INVENTORY_VARIABLES: tuple[InventoryVariable, ...] = (
     # The lab's source database (ansible/lab/source-db.yml, roles/postgresql).
     InventoryVariable("postgresql_owner_password", "source_db", used_by=("source_db",)),
     InventoryVariable("postgresql_capture_password", "source_db", used_by=("source_db",)),
+    # Its monitoring user (roles/postgresql makes it unless postgresql_monitor_user is '').
+    InventoryVariable("postgresql_monitor_password", "source_db", required=False, used_by=("source_db",)),
+    # The source databases' exporters log in with these (monitoring_postgres_sources' names).
+    InventoryVariable("monitoring_postgres_passwords", "monitoring", required=False, used_by=("monitoring",)),
     # The JMX agents on the scraped hosts check it.
     InventoryVariable(
         "monitoring_scrape_password",

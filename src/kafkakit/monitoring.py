@@ -10,7 +10,7 @@ import base64
 import hashlib
 import hmac
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +28,7 @@ JMX_PORTS: dict[str, int] = {
 }
 NODE_EXPORTER_PORT = 9100
 PROMETHEUS_PORT = 9090
+POSTGRES_EXPORTER_PORT = 9187
 LAG_EXPORTER_PORT = 9308
 
 # Metrics that no JMX rules file produces. Each names its producer; alerts.yml may use them
@@ -45,6 +46,13 @@ KAFKAKIT_METRICS: dict[str, str] = {
 }
 EXTERNAL_METRICS: dict[str, str] = {
     "up": "Prometheus: 1 when the last scrape of the target succeeded",
+    "pg_up": "prometheus-postgres-exporter (Debian package): 1 when it reached its database",
+    "pg_replication_slot_retained_wal_bytes": (
+        "prometheus-postgres-exporter with the kit's query (files/postgres-queries.yml): WAL a slot holds"
+    ),
+    "pg_replication_slot_active": (
+        "prometheus-postgres-exporter with the kit's query (files/postgres-queries.yml): 1 while a client streams"
+    ),
     "node_filesystem_avail_bytes": "prometheus-node-exporter (Debian package), tasks/node-exporter.yml",
     "node_filesystem_size_bytes": "prometheus-node-exporter (Debian package), tasks/node-exporter.yml",
 }
@@ -71,6 +79,8 @@ def scrape_configs(
     jmx_basic_auth: Mapping[str, str] | None = None,
     lag_exporter_port: int | None = None,
     https_ca_file: str | None = None,
+    postgres_sources: Sequence[Mapping[str, Any]] = (),
+    postgres_exporter_port: int = POSTGRES_EXPORTER_PORT,
 ) -> list[dict[str, Any]]:
     """Prometheus `scrape_configs`: one job per component group (its JMX agent, with
     `jmx_basic_auth` when the agents ask for it), a `node` job for every host of those groups
@@ -78,7 +88,9 @@ def scrape_configs(
     `monitoring` hosts. Every target is labelled dc, rack, component and instance (inventory name),
     so alerts name the host as the inventory does rather than by address.
     With `https_ca_file`, every job scrapes over HTTPS (verified against that CA bundle) with the
-    same basic-auth login."""
+    same basic-auth login. Each of `postgres_sources` (a source database) has its exporter on every
+    monitoring host, on `postgres_exporter_port` + its index; its samples are labelled with the
+    database's name and dc, not the monitoring host's."""
     ports = dict(JMX_PORTS if jmx_ports is None else jmx_ports)
     jobs: list[dict[str, Any]] = []
 
@@ -107,6 +119,16 @@ def scrape_configs(
     if lag_exporter_port is not None:
         # The lag samples carry the dc of the cluster they describe, not the exporter's.
         job("consumer_lag", [(h, lag_exporter_port, "lag_exporter") for h in monitors], honor_labels=True, **web)
+    databases = [
+        {
+            "targets": [f"{hostvars[h]['private_ip']}:{postgres_exporter_port + i}"],
+            "labels": {"dc": str(source["dc"]), "component": "postgres", "instance": str(source["name"])},
+        }
+        for h in monitors
+        for i, source in enumerate(postgres_sources)
+    ]
+    if databases:
+        jobs.append({"job_name": "postgres", **web, "static_configs": databases})
     return jobs
 
 
@@ -168,6 +190,7 @@ ALERT_THRESHOLDS: tuple[Threshold, ...] = (
     Threshold("monitoring_alert_connect_source_behind_ms", "KafkaConnectSourceBehind", "60000"),
     Threshold("monitoring_alert_consumer_lag_records", "KafkaConsumerGroupLagHigh", "10000"),
     Threshold("monitoring_alert_certificate_days", "KafkaCertificateExpiringSoon", "14"),
+    Threshold("monitoring_alert_slot_retained_wal_bytes", "PostgresReplicationSlotRetainsWal", "1073741824"),
 )
 
 

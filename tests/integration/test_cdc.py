@@ -8,14 +8,19 @@ refusal beside its positive control; and a second run of source-db.yml changes n
 from __future__ import annotations
 
 import json
+import re
 import uuid
 
 from kafkakit.connect import request
+from kafkakit.monitoring import POSTGRES_EXPORTER_PORT
 from tests.integration.cdc_lab import CONNECTOR, Changes, connector_running, psql, secret, superuser
 from tests.integration.conftest import wait_until
 from tests.integration.connect_lab import WORKERS, admin_tls, url
 from tests.integration.lab import Lab
 from tests.integration.playbooks import recap, run_playbook
+from tests.integration.prometheus import Prometheus, http_get, scrape_password
+
+SLOT = "dbz_orders"
 
 
 def test_a_second_run_of_the_source_database_changes_nothing():
@@ -88,3 +93,42 @@ def test_rows_committed_in_postgresql_arrive_in_the_connectors_topic(lab: Lab):
     assert sorted(row["amount"] for row in created) == sorted(f"{n}.00" for n in range(1, 21)), created
     assert all(row["customer"] == tag for row in created)
     assert [row["status"] for op, i, row in changes.events if op == "u" and i == paid] == ["paid"]
+
+
+def slot_lsn(column: str) -> int:
+    """The slot's `column` (restart_lsn, confirmed_flush_lsn) as a byte position."""
+    return int(superuser(f"SELECT {column} - '0/0'::pg_lsn FROM pg_replication_slots WHERE slot_name = '{SLOT}'"))
+
+
+def test_the_heartbeat_moves_the_slot_on_while_the_captured_table_is_idle():
+    wait_until("orders-cdc and its task to run", connector_running, timeout=180)
+    # WAL the connector is not sent: rows of a table outside the publication (orders gets none).
+    superuser(
+        "CREATE TABLE IF NOT EXISTS public.kafkakit_wal_filler (n integer);"
+        " INSERT INTO public.kafkakit_wal_filler SELECT generate_series(1, 50000);"
+        " TRUNCATE public.kafkakit_wal_filler"
+    )
+    try:
+        target = int(superuser("SELECT pg_current_wal_lsn() - '0/0'::pg_lsn"))
+        assert slot_lsn("confirmed_flush_lsn") < target  # what the heartbeat must move on
+        # A heartbeat every 10 s writes its row; the connector confirms its position, and the
+        # database may recycle the WAL before it.
+        wait_until("the slot confirmed past the idle stretch", lambda: slot_lsn("confirmed_flush_lsn") >= target, 90)
+    finally:
+        superuser("DROP TABLE IF EXISTS public.kafkakit_wal_filler")
+    beat = superuser("SELECT now() - beat < interval '1 minute' FROM public.debezium_heartbeat WHERE id = 1")
+    assert beat == "t", beat
+
+
+def test_the_slots_retained_wal_is_scraped_from_the_databases_exporter(lab: Lab):
+    monitor = lab.hosts[lab.groups["monitoring"][0]]
+    exporter = f"https://{monitor.ip}:{POSTGRES_EXPORTER_PORT}/metrics"
+    status, body = http_get(exporter, ("prometheus", scrape_password()))
+    assert status == 200, status
+    samples = re.findall(r"^pg_replication_slot_retained_wal_bytes\{([^}]*)\} (\S+)$", body, re.MULTILINE)
+    assert [v for labels, v in samples if f'slot_name="{SLOT}"' in labels], body[-2000:]
+    # Its login is required (the control above had it).
+    assert http_get(exporter)[0] == 401
+    prometheus = Prometheus(monitor.ip)
+    expr = f'pg_replication_slot_active{{job="postgres",instance="dc1-source-db",dc="dc1",slot_name="{SLOT}"}}'
+    wait_until("the slot scraped, and active", lambda: [r["value"][1] for r in prometheus.query(expr)] == ["1"], 90)

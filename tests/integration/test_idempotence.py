@@ -28,6 +28,8 @@ CANARIES = (
     "spark_auth_secret",
     # A connector's secret (orders-cdc's database password, in the workers' secrets folder).
     "postgresql_capture_password",
+    # The monitoring host's exporter logs in to the source database with this one.
+    "postgresql_monitor_password",
 )
 # The hosts whose files hold a canary: a dry run that changes nothing there proves nothing.
 RENDERS_A_CANARY = (

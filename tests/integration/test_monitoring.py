@@ -35,6 +35,8 @@ def expected_targets(lab: Lab) -> set[tuple[str, str]]:
     jobs = {(group, host) for group in JMX_PORTS for host in lab.groups.get(group, [])}
     jobs |= {("node", host) for _, host in jobs}
     jobs |= {(job, host) for host in lab.groups["monitoring"] for job in ("prometheus", "consumer_lag")}
+    # The source databases' exporters (monitoring_postgres_sources: the lab's one database).
+    jobs |= {("postgres", host) for host in lab.groups.get("source_db", [])}
     return jobs
 
 

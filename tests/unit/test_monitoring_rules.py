@@ -257,6 +257,24 @@ def test_with_a_ca_bundle_every_target_is_scraped_over_https_with_the_login():
         assert config["basic_auth"] == login, job
 
 
+def test_each_source_database_is_scraped_from_every_monitoring_host_labelled_as_the_database():
+    groups, hostvars = play_view(lab_inventory())
+    login = {"username": "prometheus", "password_file": "/etc/prometheus/scrape.password"}
+    sources = [{"name": "dc1-source-db", "dc": "dc1"}, {"name": "billing-db", "dc": "dc2"}]
+    configs = {
+        c["job_name"]: c
+        for c in monitoring.scrape_configs(groups, hostvars, None, 9100, 9090, login, 9308, "/etc/ca.crt", sources)
+    }
+    postgres = configs["postgres"]
+    assert (postgres["scheme"], postgres["basic_auth"]) == ("https", login)
+    assert targets([postgres])["postgres"] == [
+        ("10.0.0.40:9187", {"dc": "dc1", "component": "postgres", "instance": "dc1-source-db"}),
+        ("10.0.0.40:9188", {"dc": "dc2", "component": "postgres", "instance": "billing-db"}),
+    ]
+    # No source database declared: no job.
+    assert "postgres" not in targets(monitoring.scrape_configs(groups, hostvars))
+
+
 def test_the_web_login_hash_is_the_same_on_every_run_and_differs_per_host_and_password():
     first = monitoring.web_login_hash("s3cret", "dc1-kafka1:/etc/prometheus/node-exporter-web.yml")
     assert bcrypt.checkpw(b"s3cret", first.encode()) and first.startswith("$2b$10$")

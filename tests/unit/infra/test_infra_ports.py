@@ -33,6 +33,8 @@ ROLE_PORTS: dict[tuple[str, str], int] = {
     ("monitoring", "monitoring_node_exporter_port"): ports.NODE_EXPORTER,
     # Scraped by the Prometheus on the same host: no security group rule, only the lab tests use it.
     ("monitoring", "monitoring_lag_exporter_port"): monitoring.LAG_EXPORTER_PORT,
+    # The same: the source databases' exporters (the first one's port; each next one's is + 1).
+    ("monitoring", "monitoring_postgres_exporter_port"): monitoring.POSTGRES_EXPORTER_PORT,
 }
 # Port variables with no Python copy, and why (the bench's PLAINTEXT port is no role variable:
 # ansible/lab/bench-listener.yml sets it as a dynamic overlay).
