@@ -10,6 +10,9 @@ from typing import Any
 
 from kafkakit.inventory_values import whole_number
 
+# What a restarted worker needs beyond the rebalance delay to start its connectors again.
+READY_MARGIN_MS = 60_000
+
 
 def connect_errors(dc: str, workers: list[str], brokers: list[str], settings: dict[str, Any]) -> list[str]:
     """One message per broken rule of `dc`'s Connect cluster (`settings`: its kafka_connect_*
@@ -40,6 +43,14 @@ def connect_errors(dc: str, workers: list[str], brokers: list[str], settings: di
         errors.append(
             f"{dc}: kafka_connect_min_insync_replicas={isr} is above kafka_connect_replication_factor={rf}: "
             "no write to Connect's internal topics could succeed"
+        )
+    delay = whole_number(settings.get("kafka_connect_rebalance_delay_ms"))
+    ready = whole_number(settings.get("kafka_connect_ready_timeout"))
+    if delay is not None and ready is not None and ready * 1000 < delay + READY_MARGIN_MS:
+        errors.append(
+            f"{dc}: kafka_connect_ready_timeout={ready} s is too short for kafka_connect_rebalance_delay_ms={delay}: "
+            f"a restarted worker gets its connectors back only after the delay, so the roll would give up on it; "
+            f"give it at least {(delay + READY_MARGIN_MS + 999) // 1000} s"
         )
     return errors
 

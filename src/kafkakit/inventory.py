@@ -441,6 +441,8 @@ def input_errors(
             "kafka_connect_min_workers",
             "kafka_connect_replication_factor",
             "kafka_connect_min_insync_replicas",
+            "kafka_connect_rebalance_delay_ms",
+            "kafka_connect_ready_timeout",
         )
         settings = {k: _first(hostvars, workers, k, defaults) for k in keys}
         errors += connect_errors(dc, workers, _dc_hosts(groups, dc, "kafka_broker"), settings)

@@ -18,6 +18,18 @@ DEFAULTS = {
 BROKERS = ["b1", "b2", "b3"]
 
 
+def test_a_roll_timeout_shorter_than_the_rebalance_delay_is_refused():
+    settings = {**DEFAULTS, "kafka_connect_rebalance_delay_ms": 30000, "kafka_connect_ready_timeout": 300}
+    assert connect_errors("dc1", ["w1", "w2"], BROKERS, settings) == []
+    # Connect's own default delay (5 min) with the default timeout: the roll races the delay.
+    settings["kafka_connect_rebalance_delay_ms"] = 300000
+    assert connect_errors("dc1", ["w1", "w2"], BROKERS, settings) == [
+        "dc1: kafka_connect_ready_timeout=300 s is too short for kafka_connect_rebalance_delay_ms=300000: "
+        "a restarted worker gets its connectors back only after the delay, so the roll would give up on it; "
+        "give it at least 360 s"
+    ]
+
+
 def test_two_workers_on_three_brokers_pass():
     assert connect_errors("dc1", ["w1", "w2"], BROKERS, DEFAULTS) == []
     assert connect_errors("dc1", [], [], DEFAULTS) == []
