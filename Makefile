@@ -42,7 +42,7 @@ GO          ?= $(firstword $(shell command -v go 2>/dev/null) /usr/local/go/bin/
 
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-# The scenario tier: the long proofs, all of them or one at a time (src/kafkakit/tiers.py maps
+# The scenario tier: the long proofs, all of them or one at a time (src/kafkakit/tooling/tiers.py maps
 # each to its test files and, from them, to the code it exercises).
 SCENARIOS := rotation upgrade scale faults controllers migration dr connect disk-full spark-pipeline
 SCENARIO_TARGETS := $(addprefix test-,$(SCENARIOS))
@@ -176,7 +176,7 @@ verify: site
 	@$(ANSIBLE) verify.yml $(VERIFY_ARGS)
 
 lab: verify
-	@$(PY) -m kafkakit.labinfo build/lab
+	@$(PY) -m kafkakit.tooling.labinfo build/lab
 
 # The optional third data centre (ZooKeeper mode, Kafka 3.9.x) to rehearse the migration on;
 # needs the lab (make lab). Only dc3's hosts and the monitoring hosts (they scrape every DC)
@@ -254,24 +254,24 @@ test-scenarios: lab
 
 $(SCENARIO_TARGETS): lab
 	@echo "==> scenario $(@:test-%=%)"
-	@$(PY) -m pytest $$($(PY) -m kafkakit.tiers files $(@:test-%=%)) $(PYTEST_ARGS)
+	@$(PY) -m pytest $$($(PY) -m kafkakit.tooling.tiers files $(@:test-%=%)) $(PYTEST_ARGS)
 
 # The scenarios whose code changed since BASE (a commit, a branch): make test-affected BASE=main
 test-affected: venv
 	@test -n "$(BASE)" || { echo "make test-affected needs BASE=<rev>" >&2; exit 2; }
-	@names=$$($(PY) -m kafkakit.tiers affected --base '$(BASE)'); \
+	@names=$$($(PY) -m kafkakit.tooling.tiers affected --base '$(BASE)'); \
 	if [ -z "$$names" ]; then echo "==> no scenario reaches what changed since $(BASE)"; exit 0; fi; \
 	echo "==> scenarios affected since $(BASE): $$names"; \
 	$(MAKE) --no-print-directory lab && \
-	$(PY) -m pytest $$($(PY) -m kafkakit.tiers files $$names) $(PYTEST_ARGS)
+	$(PY) -m pytest $$($(PY) -m kafkakit.tooling.tiers files $$names) $(PYTEST_ARGS)
 
 versions: venv
-	@$(PY) -m kafkakit.versions
+	@$(PY) -m kafkakit.tooling.versions
 
 # docs/variables.md from the roles' meta/argument_specs.yml (a unit test fails when it is stale).
 .PHONY: docs
 docs: venv
-	@$(PY) -m kafkakit.specdoc --write docs/variables.md
+	@$(PY) -m kafkakit.tooling.specdoc --write docs/variables.md
 
 lint: venv actionlint
 	@echo "==> lint"

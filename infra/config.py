@@ -5,7 +5,7 @@ Validation runs before any resource is created and reports every problem at once
   1. here, the shape of each key (types, unknown keys);
   2. in infra.config_rules, the cloud-only rules (regions, CIDRs, AZs, instance types, gp3
      limits, reachability) and the topology rules the Ansible preflight also applies
-     (`kafkakit.topology.validate`) on the topology the stack would build.
+     (`kafkakit.rules.topology.validate`) on the topology the stack would build.
 The types themselves live in infra.model.
 """
 
@@ -132,7 +132,7 @@ def _read_volume(r: _Reader, default: VolumeSpec) -> VolumeSpec:
 
 def _read_data_centre(r: _Reader) -> DataCentreConfig:
     azs = r.str_list("availabilityZones")
-    # An unknown mode is kafkakit.topology's to refuse (the preflight says it the same way).
+    # An unknown mode is kafkakit.rules.topology's to refuse (the preflight says it the same way).
     mode = r.str("metadataMode", "zookeeper") or "zookeeper"
     kraft = mode == "kraft"
     dc = DataCentreConfig(

@@ -1,6 +1,6 @@
 """The rules a stack configuration must keep; each broken rule is one message.
 
-Cloud-only rules live here; the topology rules are kafkakit.topology's, shared with the
+Cloud-only rules live here; the topology rules are kafkakit.rules.topology's, shared with the
 Ansible preflight, applied to the hosts infra.placement would create.
 """
 
@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 
 from infra.model import PROJECT, DataCentreConfig, StackConfig, VolumeSpec
 from infra.placement import plan_stack, topology_of
-from kafkakit.inventory import COMPONENT_GROUPS
-from kafkakit.topology import validate as validate_topology
+from kafkakit.rules.inventory import COMPONENT_GROUPS
+from kafkakit.rules.topology import validate as validate_topology
 
 MAX_ZONES = 6  # no AWS region offers more usable AZs to one account
 # kafka_common's kafka_connect_min_workers, which the preflight applies to the inventory this stack

@@ -3,7 +3,7 @@ one controller per AZ, instead of a ZooKeeper ensemble.
 
 The placement (infra.placement) puts controller i in AZ i with controller_id 101 + i, each with an
 encrypted data volume for its metadata log; the config validation keeps the quorum odd, at least
-3 and no larger than the AZ count (kafkakit.topology, shared with the Ansible preflight).
+3 and no larger than the AZ count (kafkakit.rules.topology, shared with the Ansible preflight).
 """
 
 from __future__ import annotations

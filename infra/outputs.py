@@ -1,4 +1,4 @@
-"""Stack outputs: the Ansible inventory, in exactly the lab's shape (kafkakit.inventory)."""
+"""Stack outputs: the Ansible inventory, in exactly the lab's shape (kafkakit.rules.inventory)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pulumi
 from infra.encryption import DATA_DEVICE
 from infra.hosts import ClusterHost, HostGroup
 from infra.model import StackConfig
-from kafkakit.inventory import HostRecord, build_inventory
+from kafkakit.rules.inventory import HostRecord, build_inventory
 
 
 def connection_vars(cfg: StackConfig) -> dict[str, Any]:

@@ -10,15 +10,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from infra.model import DataCentreConfig, StackConfig, VolumeSpec
-from kafkakit.inventory import COMPONENT_GROUPS
-from kafkakit.topology import FIRST_CONTROLLER_ID, Cluster, Node, Topology
+from kafkakit.rules.inventory import COMPONENT_GROUPS
+from kafkakit.rules.topology import FIRST_CONTROLLER_ID, Cluster, Node, Topology
 
 
 @dataclass(frozen=True)
 class HostPlan:
     name: str  # the inventory hostname
     dc: str
-    group: str  # one of kafkakit.inventory.COMPONENT_GROUPS
+    group: str  # one of kafkakit.rules.inventory.COMPONENT_GROUPS
     zone: str
     instance_type: str
     broker_id: int | None = None

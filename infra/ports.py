@@ -7,7 +7,7 @@ tests/unit/infra/test_infra_ports.py.
 
 from __future__ import annotations
 
-from kafkakit import monitoring
+from kafkakit.monitoring import prometheus as monitoring
 
 ZOOKEEPER_CLIENT_PLAIN = 2181  # never opened: the ensemble only serves TLS clients
 ZOOKEEPER_CLIENT_TLS = 2182
@@ -40,7 +40,7 @@ NODE_EXPORTER = monitoring.NODE_EXPORTER_PORT
 JMX_KAFKA_BROKER = monitoring.JMX_PORTS["kafka_broker"]
 JMX_ZOOKEEPER = monitoring.JMX_PORTS["zookeeper"]
 JMX_MIRRORMAKER = monitoring.JMX_PORTS["mirrormaker"]
-# The controllers' JMX exporter agent. kafkakit.monitoring names no port for them yet; once it
+# The controllers' JMX exporter agent. kafkakit.monitoring.prometheus names no port for them yet; once it
 # does ("kafka_controller"), that one is used here, so the two cannot drift apart.
 JMX_KAFKA_CONTROLLER = monitoring.JMX_PORTS["kafka_controller"]
 JMX_KAFKA_CONNECT = monitoring.JMX_PORTS["kafka_connect"]

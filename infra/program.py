@@ -28,7 +28,7 @@ from infra.security_groups import ClusterSecurityGroups
 from infra.spark import SparkMaster, SparkWorkers
 from infra.tagging import Tagger
 from infra.zookeeper import ZooKeeperEnsemble
-from kafkakit.topology import validate as validate_topology
+from kafkakit.rules.topology import validate as validate_topology
 
 
 def load_stack_config() -> StackConfig:

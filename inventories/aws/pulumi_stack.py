@@ -8,7 +8,7 @@ Where the stack outputs come from, first match wins:
   otherwise `pulumi stack output --json` in the repository root, for the stack named by
   KAFKAKIT_PULUMI_STACK (or Pulumi's currently selected stack).
 
-The output is already an Ansible YAML-inventory document (kafkakit.inventory.build_inventory);
+The output is already an Ansible YAML-inventory document (kafkakit.rules.inventory.build_inventory);
 this script only re-expresses it in the script protocol (--list / --host). Standard library
 only: Ansible runs it with whatever python3 the controller has.
 """

@@ -16,7 +16,13 @@ import pytest
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from kafkakit.admin import admin_from_conf, create_topics_retrying, delete_topics_retrying, topic_ready, wait_healthy
+from kafkakit.cluster.admin import (
+    admin_from_conf,
+    create_topics_retrying,
+    delete_topics_retrying,
+    topic_ready,
+    wait_healthy,
+)
 from tests.integration import mirror, quorum
 from tests.integration.accounting import ACCOUNTS
 from tests.integration.lab import Lab

@@ -3,7 +3,7 @@ client certificate from build/lab/<dc>/connect.env."""
 
 from __future__ import annotations
 
-from kafkakit.connect import RestError, TlsFiles, request
+from kafkakit.cluster.connect import RestError, TlsFiles, request
 from tests.integration.lab import CLIENT_DIR, Host, Lab, properties
 
 DC = "dc1"

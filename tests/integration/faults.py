@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 from confluent_kafka.admin import NewTopic
 
-from kafkakit.admin import cluster_health, create_topics_retrying, delete_topics_retrying
+from kafkakit.cluster.admin import cluster_health, create_topics_retrying, delete_topics_retrying
 from tests.integration.accounting import account
 from tests.integration.clients import ProduceReport, produce_transactions, read_all
 from tests.integration.conftest import controller_id, fresh_admin, leader_of, wait_until

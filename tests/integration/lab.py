@@ -13,7 +13,7 @@ from typing import Any
 import testinfra
 import yaml
 
-from kafkakit.admin import read_client_conf
+from kafkakit.cluster.admin import read_client_conf
 
 ROOT = Path(__file__).resolve().parents[2]
 INVENTORY = Path(os.environ.get("KAFKAKIT_INVENTORY", ROOT / "build/lab/hosts.yml"))

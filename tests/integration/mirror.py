@@ -1,11 +1,11 @@
 """MirrorMaker 2 from dc1 to dc2 as the tests see it: the lab's flow (what inventories/local/group_vars
-set), topic names on both sides, and the flow's lag (kafkakit.mirror_lag). The fixtures dc2_conf and
+set), topic names on both sides, and the flow's lag (kafkakit.mirror.lag). The fixtures dc2_conf and
 mirrored_topic are in conftest.py."""
 
 from __future__ import annotations
 
-from kafkakit.admin import admin_from_conf
-from kafkakit.mirror_lag import wait_mirror
+from kafkakit.cluster.admin import admin_from_conf
+from kafkakit.mirror.lag import wait_mirror
 from tests.integration.lab import Lab
 
 SOURCE, TARGET = "dc1", "dc2"

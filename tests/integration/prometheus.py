@@ -10,7 +10,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from kafkakit.monitoring import PROMETHEUS_PORT
+from kafkakit.monitoring.prometheus import PROMETHEUS_PORT
 from tests.integration.lab import CLIENT_DIR, ROOT
 
 SECRETS = ROOT / "build/lab/secrets"

@@ -5,7 +5,7 @@ the lab's KRaft data centre those tests load (the fixtures kraft_conf and quorum
 from __future__ import annotations
 
 from kafkakit.bench.nodes import CONTROLLER_CLIENT, QUORUM_TOOL, TOOL_RUNNER
-from kafkakit.kraft import parse_status, quorum_health
+from kafkakit.cluster.kraft import parse_status, quorum_health
 from tests.integration.lab import Host, Lab
 
 KRAFT_DC = "dc2"

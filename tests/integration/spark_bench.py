@@ -16,7 +16,7 @@ from datetime import datetime
 
 from confluent_kafka.admin import NewTopic
 
-from kafkakit.admin import admin_client
+from kafkakit.cluster.admin import admin_client
 from tests.integration.lab import Lab
 from tests.integration.spark_lab import TOPIC_PREFIX, Pipeline, SparkCluster, events_in, produce
 

@@ -19,7 +19,7 @@ from functools import cached_property
 from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
-from kafkakit.spark_ui import bearer_token, ui_key
+from kafkakit.cluster.spark_ui import bearer_token, ui_key
 from tests.integration.clients import consumer, durable_producer
 from tests.integration.lab import Host, Lab
 

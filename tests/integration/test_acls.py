@@ -11,7 +11,7 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from kafkakit.admin import read_client_conf
+from kafkakit.cluster.admin import read_client_conf
 from tests.integration.clients import consumer, denied, produce_one, produce_sequence
 from tests.integration.conftest import wait_until
 from tests.integration.lab import CLIENT_DIR, Lab

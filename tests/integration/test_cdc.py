@@ -11,8 +11,8 @@ import json
 import re
 import uuid
 
-from kafkakit.connect import request
-from kafkakit.monitoring import POSTGRES_EXPORTER_PORT
+from kafkakit.cluster.connect import request
+from kafkakit.monitoring.prometheus import POSTGRES_EXPORTER_PORT
 from tests.integration.cdc_lab import CONNECTOR, Changes, connector_running, psql, secret, superuser
 from tests.integration.conftest import wait_until
 from tests.integration.connect_lab import WORKERS, admin_tls, url

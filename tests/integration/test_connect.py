@@ -15,8 +15,8 @@ import yaml
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource
 
-from kafkakit.connect import RestError, request
-from kafkakit.monitoring import JMX_PORTS
+from kafkakit.cluster.connect import RestError, request
+from kafkakit.monitoring.prometheus import JMX_PORTS
 from tests.integration.conftest import wait_until
 from tests.integration.connect_lab import DC, PORT, WORKERS, admin_tls, env, url
 from tests.integration.lab import ROOT, Host, Lab, properties

@@ -19,7 +19,7 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
-from kafkakit.connect import RestError, request
+from kafkakit.cluster.connect import RestError, request
 from tests.integration.conftest import wait_until
 from tests.integration.connect_lab import DC, WORKERS, admin_tls, connector_running, url
 from tests.integration.lab import ROOT, Lab

@@ -7,7 +7,7 @@ import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import ConfigResource, ResourceType
 
-from kafkakit import dr_drill
+from kafkakit.mirror import dr_drill
 from tests.integration.accounting import account
 from tests.integration.clients import produce_sequence, read_all
 from tests.integration.conftest import fresh_admin, wait_until

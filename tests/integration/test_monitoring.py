@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 import pytest
 import yaml
 
-from kafkakit.monitoring import JMX_PORTS, LAG_EXPORTER_PORT, NODE_EXPORTER_PORT, PROMETHEUS_PORT
+from kafkakit.monitoring.prometheus import JMX_PORTS, LAG_EXPORTER_PORT, NODE_EXPORTER_PORT, PROMETHEUS_PORT
 from tests.integration.accounting import account
 from tests.integration.clients import consume, consumer, produce_sequence
 from tests.integration.conftest import wait_until

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from kafkakit.admin import cluster_health
+from kafkakit.cluster.admin import cluster_health
 from tests.integration.conftest import controller_id, fresh_admin, wait_until
 from tests.integration.faults import zookeeper_mode
 from tests.integration.playbooks import playbook_process, restart_order, roll_leaders, run_playbook

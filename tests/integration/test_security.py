@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka.admin import AdminClient
 
-from kafkakit.acls import AdminAclStore
+from kafkakit.cluster.acls import AdminAclStore
 from tests.integration.lab import CLIENT_DIR, Host, Lab
 from tests.selfsigned import self_signed
 

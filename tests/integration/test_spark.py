@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from kafkakit.acls import AclKey, to_binding, to_exact_filter
-from kafkakit.spark_ui import bearer_token, ui_key
+from kafkakit.cluster.acls import AclKey, to_binding, to_exact_filter
+from kafkakit.cluster.spark_ui import bearer_token, ui_key
 from tests.integration.conftest import fresh_admin
 from tests.integration.spark_lab import (
     KAFKA_CONFIG,

@@ -10,8 +10,7 @@ import uuid
 
 import pytest
 
-from kafkakit.java_hash import hashmap_bucket
-from kafkakit.scram_users import (
+from kafkakit.cluster.scram_users import (
     AdminScramStore,
     LoginCheck,
     ScramError,
@@ -22,6 +21,7 @@ from kafkakit.scram_users import (
 )
 from tests.integration.conftest import wait_until
 from tests.integration.lab import properties
+from tests.java_hash import hashmap_bucket
 
 pytestmark = pytest.mark.every_dc
 # A user whose name heads HashMap bucket 0, like kafka_scram_anchor_user's, but created after it.

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kafkakit.access_guards import GuardError, delete_confirmation, topic_deletion_refusal
+from kafkakit.guards.access import GuardError, delete_confirmation, topic_deletion_refusal
 from tests.unit.support.ansible_run import REPO, run_playbook
 from tests.unit.support.listener import Listener, loopback_listener
 from tests.unit.support.wait import wait_until

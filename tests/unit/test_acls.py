@@ -1,4 +1,4 @@
-"""kafkakit.acls: declared ACL entries vs. the cluster's bindings, without a cluster."""
+"""kafkakit.cluster.acls: declared ACL entries vs. the cluster's bindings, without a cluster."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
-from kafkakit.acls import (
+from kafkakit.cluster.acls import (
     AclError,
     AclKey,
     AdminAclStore,

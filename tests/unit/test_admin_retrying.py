@@ -11,7 +11,7 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import NewTopic
 
-from kafkakit.admin import AdminRetryError, create_topics_retrying, delete_topics_retrying
+from kafkakit.cluster.admin import AdminRetryError, create_topics_retrying, delete_topics_retrying
 
 CONF = {"bootstrap.servers": "127.0.0.1:1", "security.protocol": "SASL_SSL"}
 

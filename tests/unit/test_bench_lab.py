@@ -19,12 +19,12 @@ import yaml
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AlterConfigOpType
 
-from kafkakit import broker_listeners
-from kafkakit.acls import AclKey
 from kafkakit.bench import __main__ as bench_main
 from kafkakit.bench import lab
-from kafkakit.broker_listeners import ListenerError, overlay
-from kafkakit.inventory import HostRecord, build_inventory
+from kafkakit.cluster import listeners as broker_listeners
+from kafkakit.cluster.acls import AclKey
+from kafkakit.cluster.listeners import ListenerError, overlay
+from kafkakit.rules.inventory import HostRecord, build_inventory
 from tests.unit.support.bench_fakes import FIXTURES
 from tests.unit.support.bench_template import ROOT, render
 

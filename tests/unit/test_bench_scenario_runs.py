@@ -9,7 +9,7 @@ from kafkakit.bench import failover as failover_mod
 from kafkakit.bench import scenarios
 from kafkakit.bench.layout import led_by, spread
 from kafkakit.bench.nodes import Context, data_centre
-from kafkakit.inventory import HostRecord, build_inventory
+from kafkakit.rules.inventory import HostRecord, build_inventory
 
 
 def host(name, dc, i, role, **ids):

@@ -13,7 +13,7 @@ from kafkakit.bench.acks import AckLog, longest_ack_gap
 from kafkakit.bench.layout import data_brokers, led_by, spread
 from kafkakit.bench.nodes import data_centre, host_runner, quorum_leader
 from kafkakit.bench.parsers import ParseError, format_scenario, parse_scenario
-from kafkakit.inventory import HostRecord, build_inventory
+from kafkakit.rules.inventory import HostRecord, build_inventory
 
 # --- the failover window --------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""ops/recover-broker.yml's rules (kafkakit.log_reclaim, kafkakit.ops_guards) and its host module
+"""ops/recover-broker.yml's rules (kafkakit.guards.log_reclaim, kafkakit.guards.operations) and its host module
 kafkakit_log_dirs on a real directory tree; the whole operation on a broker whose disk a real load
 filled is the disk-full scenario (tests/integration/scenarios/test_disk_full.py)."""
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from kafkakit.log_reclaim import canonical_id, reclaimable, recover_refusal
-from kafkakit.ops_guards import broker_recover_refusal
+from kafkakit.guards.log_reclaim import canonical_id, reclaimable, recover_refusal
+from kafkakit.guards.operations import broker_recover_refusal
 from tests.unit.support import plugin_files
 
 log_dirs = plugin_files.load("modules/kafkakit_log_dirs.py", "kafkakit_log_dirs")

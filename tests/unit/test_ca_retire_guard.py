@@ -1,6 +1,6 @@
 """Retiring the old CA (ops/retire-ca.yml) is refused unless the run names the CA folder, before
 the promote phase has soaked, and while a client configuration the kit writes does not trust the
-new CA (kafkakit.pki_guard.retire_refusal), on real certificates; each refusal beside the run
+new CA (kafkakit.guards.pki.retire_refusal), on real certificates; each refusal beside the run
 that passes."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kafkakit.pki_guard import PROMOTED_AT, promoted_at, retire_refusal
+from kafkakit.guards.pki import PROMOTED_AT, promoted_at, retire_refusal
 from tests.unit.support.pki import Ca
 
 HOUR = 3600.0

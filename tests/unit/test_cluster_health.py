@@ -1,4 +1,4 @@
-"""kafkakit.admin.cluster_health reads everything from one Metadata request: the admin API's
+"""kafkakit.cluster.admin.cluster_health reads everything from one Metadata request: the admin API's
 DescribeCluster, polled while a broker refuses connections (every roll), can abort the process
 inside librdkafka (rd_kafka_admin_response_parse: Assertion `rko_result' failed)."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from confluent_kafka.admin import BrokerMetadata, ClusterMetadata, PartitionMetadata, TopicMetadata
 
-from kafkakit.admin import cluster_health
+from kafkakit.cluster.admin import cluster_health
 
 Partitions = dict[int, tuple[int, list[int], list[int]]]  # id -> (leader, replicas, isrs)
 

@@ -1,4 +1,4 @@
-"""kafkakit.connect: the REST client's mutual TLS against a real HTTPS server on loopback, and the
+"""kafkakit.cluster.connect: the REST client's mutual TLS against a real HTTPS server on loopback, and the
 health judgement on answers shaped as Connect 4.3 gives them."""
 
 from __future__ import annotations
@@ -12,7 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from kafkakit.connect import ClusterView, ConnectorStatus, RestError, TlsFiles, cluster_problems, request, wait_cluster
+from kafkakit.cluster.connect import (
+    ClusterView,
+    ConnectorStatus,
+    RestError,
+    TlsFiles,
+    cluster_problems,
+    request,
+    wait_cluster,
+)
 from tests.unit.support.pki import Ca
 
 # GET / and GET /connectors?expand=status as a Connect 4.3 worker answers them.

@@ -1,5 +1,5 @@
-"""The preflight's Kafka Connect rules (kafkakit.connect_rules), directly and through the whole
-preflight (kafkakit.inventory.preflight_errors) on an inventory shaped like the lab's; and the
+"""The preflight's Kafka Connect rules (kafkakit.rules.connect), directly and through the whole
+preflight (kafkakit.rules.inventory.preflight_errors) on an inventory shaped like the lab's; and the
 declared connectors' references (their classes' plugins, their principals) the role checks first."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import io
 import tarfile
 from pathlib import Path
 
-from kafkakit.connect_rules import connect_errors, connector_reference_errors, plugin_connectors
+from kafkakit.rules.connect import connect_errors, connector_reference_errors, plugin_connectors
 
 DEFAULTS = {
     "kafka_connect_min_workers": 2,
@@ -66,7 +66,7 @@ def test_workers_need_brokers_and_a_kafka_4_release():
 
 
 def test_the_preflight_refuses_a_lone_worker_and_takes_two():
-    from kafkakit.inventory import HostRecord, build_inventory, preflight_errors
+    from kafkakit.rules.inventory import HostRecord, build_inventory, preflight_errors
     from tests.unit.test_inventory import DEFAULTS as TOPOLOGY_DEFAULTS
     from tests.unit.test_inventory import as_play_view
 

@@ -1,4 +1,4 @@
-"""kafkakit.connectors: the plan from declared to current connectors, Connect's validation answer,
+"""kafkakit.cluster.connectors: the plan from declared to current connectors, Connect's validation answer,
 the secrets as references, and the REST calls a plan makes (against a recording client)."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from kafkakit.connect import RestError, TlsFiles
-from kafkakit.connectors import (
+from kafkakit.cluster.connect import RestError, TlsFiles
+from kafkakit.cluster.connectors import (
     Action,
     Current,
     Declared,

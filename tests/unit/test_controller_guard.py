@@ -1,8 +1,8 @@
-"""The guard of ops/replace-controller.yml and ops/remove-controller.yml (kafkakit.ops_guards)."""
+"""The guard of ops/replace-controller.yml and ops/remove-controller.yml (kafkakit.guards.operations)."""
 
 from __future__ import annotations
 
-from kafkakit.ops_guards import controller_change_refusal
+from kafkakit.guards.operations import controller_change_refusal
 
 GROUPS = {"kafka_controller": ["dc2-controller1", "dc2-controller2", "dc2-controller3", "dc3-controller1"]}
 DC_OF = {"dc2-controller1": "dc2", "dc2-controller2": "dc2", "dc2-controller3": "dc2", "dc3-controller1": "dc3"}

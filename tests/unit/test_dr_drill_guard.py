@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kafkakit.ops_guards import dr_drill_refusal, dr_drill_victims
+from kafkakit.guards.operations import dr_drill_refusal, dr_drill_victims
 from tests.unit.support.ansible_run import failure_text as failure_msg
 from tests.unit.support.ansible_run import run_playbook
 

@@ -23,7 +23,7 @@ import pytest
 import yaml
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
-from kafkakit.inventory import INVENTORY_VARIABLES
+from kafkakit.rules.inventory import INVENTORY_VARIABLES
 from tests.unit.support.task_files import ROOT, Task, all_tasks, load
 
 ROLES = ROOT / "roles"
@@ -34,7 +34,7 @@ INCLUDE_TASKS = ("ansible.builtin.include_tasks", "ansible.builtin.import_tasks"
 ROLL_ROLE = "{{ roll_services[roll_service].role }}"
 # Set on every inventory host by the provisioner (lab-up.yml, the Pulumi inventory).
 HOST_FACTS = {"dc", "private_ip", "private_dns", "kafka_rack", "broker_id", "controller_id", "zookeeper_id"}
-# What the preflight makes the inventory set (kafkakit.inventory).
+# What the preflight makes the inventory set (kafkakit.rules.inventory).
 INVENTORY = {v.name for v in INVENTORY_VARIABLES}
 # ansible/lab/lab-config.yml's host keys, as the inventory names them (lab-up.yml).
 LAB_FACTS = {

@@ -9,9 +9,9 @@ import jinja2
 import pytest
 import yaml
 
-from kafkakit.broker_properties import PROTECTED_PROPERTIES, protected
-from kafkakit.host_rules import STORAGE_BROKER_DIRS, STORAGE_MOUNT_POINT, encrypted_roots
-from kafkakit.inventory_values import is_blank, is_true, whole_number
+from kafkakit.rules.broker_properties import PROTECTED_PROPERTIES, protected
+from kafkakit.rules.hosts import STORAGE_BROKER_DIRS, STORAGE_MOUNT_POINT, encrypted_roots
+from kafkakit.rules.values import is_blank, is_true, whole_number
 
 ROOT = Path(__file__).resolve().parents[2]
 STORAGE = yaml.safe_load((ROOT / "roles" / "storage" / "defaults" / "main.yml").read_text())

@@ -1,10 +1,10 @@
-"""kafkakit.inventory: the one inventory shape, and reading a Topology back out of it."""
+"""kafkakit.rules.inventory: the one inventory shape, and reading a Topology back out of it."""
 
 from __future__ import annotations
 
 import pytest
 
-from kafkakit.inventory import (
+from kafkakit.rules.inventory import (
     COMPONENT_GROUPS,
     HostRecord,
     build_inventory,
@@ -12,7 +12,7 @@ from kafkakit.inventory import (
     preflight_errors,
     topology_from_inventory,
 )
-from kafkakit.topology import Node, Topic
+from kafkakit.rules.topology import Node, Topic
 
 DEFAULTS = {
     "kafka_default_replication_factor": 3,

@@ -1,11 +1,11 @@
-"""kafkakit.kraft: the quorum's health from kafka-metadata-quorum's --status and --replication."""
+"""kafkakit.cluster.kraft: the quorum's health from kafka-metadata-quorum's --status and --replication."""
 # ruff: noqa: E501 - the tool's output, as it prints it
 
 from __future__ import annotations
 
 import pytest
 
-from kafkakit.kraft import (
+from kafkakit.cluster.kraft import (
     features_behind,
     initial_voters,
     membership,

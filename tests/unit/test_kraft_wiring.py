@@ -9,10 +9,10 @@ from typing import Any
 
 import yaml
 
-from kafkakit.admin import ClusterHealth
-from kafkakit.inventory import missing_variables, preflight_errors
-from kafkakit.kraft import controller_roll_order, quorum_health
-from kafkakit.topology import FIRST_CONTROLLER_ID
+from kafkakit.cluster.admin import ClusterHealth
+from kafkakit.cluster.kraft import controller_roll_order, quorum_health
+from kafkakit.rules.inventory import missing_variables, preflight_errors
+from kafkakit.rules.topology import FIRST_CONTROLLER_ID
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -22,7 +22,7 @@ def lab_config() -> dict[str, Any]:
 
 
 def lab_inventory() -> dict:
-    from kafkakit import inventory
+    from kafkakit.rules import inventory
 
     hosts = [
         inventory.HostRecord(

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from kafkakit import lag_exporter
-from kafkakit.lag_exporter import Exporter, Lag, exposition, lags, serve
+from kafkakit.monitoring import lag_exporter
+from kafkakit.monitoring.lag_exporter import Exporter, Lag, exposition, lags, serve
 from tests.selfsigned import self_signed
 
 SOURCE = Path(lag_exporter.__file__)

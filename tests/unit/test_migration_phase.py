@@ -1,10 +1,10 @@
-"""The migration phase read from the cluster (kafkakit.migration), as both playbooks act on it."""
+"""The migration phase read from the cluster (kafkakit.cluster.migration), as both playbooks act on it."""
 
 from __future__ import annotations
 
 import pytest
 
-from kafkakit.migration import PHASES, phase
+from kafkakit.cluster.migration import PHASES, phase
 
 
 @pytest.mark.parametrize(

@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from kafkakit.acls import desired_bindings
-from kafkakit.mirror_flows import flow_errors, include_regex, mirrormaker_acls, synced_acl_prefixes
-from kafkakit.mirror_lag import MirrorState, PartitionLag, connector_states, mirrored_topics, replicated_offsets
+from kafkakit.cluster.acls import desired_bindings
+from kafkakit.mirror.flows import flow_errors, include_regex, mirrormaker_acls, synced_acl_prefixes
+from kafkakit.mirror.lag import MirrorState, PartitionLag, connector_states, mirrored_topics, replicated_offsets
 
 FLOW = {
     "source": "dc1",
@@ -144,7 +144,7 @@ def test_lag_threshold() -> None:
 
 
 def test_exclusive_acls_leave_mirrored_topic_bindings_to_mm2() -> None:
-    from kafkakit.acls import AclKey, plan_acls
+    from kafkakit.cluster.acls import AclKey, plan_acls
 
     synced = AclKey("User:reader", "topic", "dc1.orders", "literal", "READ", "ALLOW", "*")
     stray = AclKey("User:reader", "topic", "orders", "literal", "READ", "ALLOW", "*")

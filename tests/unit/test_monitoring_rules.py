@@ -13,8 +13,8 @@ import bcrypt
 import pytest
 import yaml
 
-from kafkakit import monitoring
-from kafkakit.inventory import HostRecord, build_inventory
+from kafkakit.monitoring import prometheus as monitoring
+from kafkakit.rules.inventory import HostRecord, build_inventory
 
 ROOT = Path(__file__).resolve().parents[2]
 FILES = ROOT / "roles" / "monitoring" / "files"

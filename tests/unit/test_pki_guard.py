@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kafkakit.pki_guard import Held, controller_cas, new_ca_refusal
+from kafkakit.guards.pki import Held, controller_cas, new_ca_refusal
 from tests.unit.support.ansible_run import REPO, run_playbook
 from tests.unit.support.ansible_run import failure_text as failure_msg
 from tests.unit.support.pki import Ca

@@ -1,6 +1,6 @@
 """The preflight refuses bad input (issue 16): one table of malformed inventories, each with the
 messages it must produce, read the way ansible/preflight.yml reads them (the variables check,
-then kafkakit.inventory.preflight_errors with the real role defaults).
+then kafkakit.rules.inventory.preflight_errors with the real role defaults).
 
 Each case starts from fixtures/preflight_good.yml (valid) and breaks one thing.
 """
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kafkakit.inventory import missing_variables, preflight_errors
+from kafkakit.rules.inventory import missing_variables, preflight_errors
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD = Path(__file__).parent / "fixtures" / "preflight_good.yml"

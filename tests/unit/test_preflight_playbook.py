@@ -373,7 +373,7 @@ def test_the_lab_inventory_with_its_group_vars_passes(tmp_path):
     # The lab's hosts (lab-config.yml, as lab-up.yml writes them) beside a copy of its real
     # group_vars: its topics, users, ACLs and generated secrets pass every input rule. The copy
     # sits two levels down so the generated secrets land in tmp_path/build, not the checkout's.
-    from kafkakit.inventory import HostRecord, build_inventory
+    from kafkakit.rules.inventory import HostRecord, build_inventory
 
     config = yaml.safe_load((ANSIBLE_DIR / "lab" / "lab-config.yml").read_text())
     records = [

@@ -1,9 +1,9 @@
-"""kafkakit.principals: when a data centre's certificates may carry the shared principal, and which
+"""kafkakit.cluster.principals: when a data centre's certificates may carry the shared principal, and which
 hosts super.users must still name, through the three runs of the move and the cases around it."""
 
 from __future__ import annotations
 
-from kafkakit.principals import DcPlan, ServerState, dc_plan, principal_plan, state_from_result
+from kafkakit.cluster.principals import DcPlan, ServerState, dc_plan, principal_plan, state_from_result
 from tests.unit.support import plugin_files
 
 BROKERS = ["k1", "k2", "k3"]

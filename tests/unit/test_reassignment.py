@@ -8,7 +8,7 @@ from concurrent.futures import Future
 import pytest
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
-from kafkakit.reassignment import (
+from kafkakit.cluster.reassignment import (
     PlanError,
     elect_preferred_leaders,
     leader_counts,

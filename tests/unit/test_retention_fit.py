@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from kafkakit.retention_fit import DEFAULT_SEGMENT_BYTES, retention_need
+from kafkakit.rules.retention_fit import DEFAULT_SEGMENT_BYTES, retention_need
 from tests.unit.support.ansible_run import REPO, run_playbook
 
 GIB = 1024**3

@@ -1,5 +1,5 @@
 """One definition per value (issue 13): each role variable is defined in one role's defaults, the
-argument specs agree with the defaults, and the secrets are listed once (kafkakit.inventory)."""
+argument specs agree with the defaults, and the secrets are listed once (kafkakit.rules.inventory)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kafkakit.inventory import INVENTORY_VARIABLES, SECRETS, required_variables
+from kafkakit.rules.inventory import INVENTORY_VARIABLES, SECRETS, required_variables
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,4 +1,4 @@
-"""kafkakit.roll: each service's health gate and restart order, on outputs recorded from the lab's
+"""kafkakit.cluster.roll: each service's health gate and restart order, on outputs recorded from the lab's
 real tools (tests/unit/fixtures/roll: ZooKeeper's `srvr` through zookeeper-4lw, `kafka-metadata-quorum
 describe --replication`), and the filters of ansible/plugins/filter/roll.py fed what the roles register."""
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kafkakit.roll import (
+from kafkakit.cluster.roll import (
     broker_plan,
     connect_plan,
     controller_plan,

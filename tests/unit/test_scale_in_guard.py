@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from kafkakit.reassignment import drain_candidates, drained_refusal, partitions_on, plan_drain
+from kafkakit.cluster.reassignment import drain_candidates, drained_refusal, partitions_on, plan_drain
 from tests.unit.support.ansible_run import REPO, run_playbook
 
 MODULE = REPO / "ansible/plugins/modules/kafka_reassignment.py"
@@ -59,12 +59,12 @@ def test_a_re_run_drains_only_what_is_left_and_skips_brokers_already_stopped() -
 
 RUNNER = """\
 import json, runpy, sys
-import kafkakit.admin, kafkakit.reassignment
+import kafkakit.cluster.admin, kafkakit.cluster.reassignment
 cluster = json.load(open(sys.argv[2]))
 assignment = {(t, int(p)): r for t, p, r in cluster["assignment"]}
 racks = {int(b): rack for b, rack in cluster["racks"].items()}
-kafkakit.admin.admin_client = lambda *a, **k: None
-kafkakit.reassignment.read_cluster = lambda admin, timeout=15.0: (assignment, racks)
+kafkakit.cluster.admin.admin_client = lambda *a, **k: None
+kafkakit.cluster.reassignment.read_cluster = lambda admin, timeout=15.0: (assignment, racks)
 sys.argv = [sys.argv[1], sys.argv[3]]
 runpy.run_path(sys.argv[0], run_name="__main__")
 """
@@ -154,7 +154,7 @@ FAKE_REASSIGNMENT = """\
 import json, runpy
 from pathlib import Path
 from ansible.module_utils.basic import AnsibleModule  # noqa: F401 (marks a new-style module)
-import kafkakit.admin, kafkakit.reassignment
+import kafkakit.cluster.admin, kafkakit.cluster.reassignment
 calls = Path(CALLS)
 n = int(calls.read_text()) if calls.exists() else 0
 calls.write_text(str(n + 1))
@@ -162,8 +162,8 @@ views = json.loads(Path(VIEWS).read_text())
 view = views[min(n, len(views) - 1)]
 assignment = {(t, int(p)): r for t, p, r in view}
 racks = {1: "az1", 2: "az2", 3: "az3", 4: "az1"}
-kafkakit.admin.admin_client = lambda *a, **k: None
-kafkakit.reassignment.read_cluster = lambda admin, timeout=15.0: (assignment, racks)
+kafkakit.cluster.admin.admin_client = lambda *a, **k: None
+kafkakit.cluster.reassignment.read_cluster = lambda admin, timeout=15.0: (assignment, racks)
 runpy.run_path(MODULE, run_name="__main__")
 """
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from kafkakit.java_hash import hashmap_bucket, string_hash
+from tests.java_hash import hashmap_bucket, string_hash
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULTS = yaml.safe_load((REPO / "roles/kafka_common/defaults/main.yml").read_text())

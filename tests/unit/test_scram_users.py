@@ -1,4 +1,4 @@
-"""kafkakit.scram_users: declared SCRAM users vs. the cluster's credentials, without a cluster."""
+"""kafkakit.cluster.scram_users: declared SCRAM users vs. the cluster's credentials, without a cluster."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from confluent_kafka.admin import (
     UserScramCredentialUpsertion,
 )
 
-from kafkakit.scram_users import (
+from kafkakit.cluster.scram_users import (
     AdminScramStore,
     ScramError,
     ScramUser,

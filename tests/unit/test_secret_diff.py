@@ -1,7 +1,7 @@
 """No secret in a dry run (issue 16): every task that writes a file holding a secret has `diff: false`.
 
 The secrets are the variables the roles' argument specs mark no_log (a list whose elements have
-a no_log key counts whole) plus kafkakit.inventory.SECRETS, and every variable defined from one of
+a no_log key counts whole) plus kafkakit.rules.inventory.SECRETS, and every variable defined from one of
 them (role defaults and vars, set_fact, task and block vars). A task writes a file when it is a
 template, or a copy/lineinfile/blockinfile/ini_file/replace with inline text; it holds a secret when
 its text (the template file, or the inline text), its vars or its loop name one of those variables.
@@ -21,7 +21,7 @@ import jinja2
 import jinja2.nodes
 import pytest
 
-from kafkakit.inventory import SECRETS
+from kafkakit.rules.inventory import SECRETS
 from tests.unit.support.task_files import ROOT, Task, all_tasks, load
 
 # Module -> its argument holding inline text (None: a template, whose text is the src file).

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import jinja2
 
-from kafkakit.spark_ui import ui_key
+from kafkakit.cluster.spark_ui import ui_key
 
 ROLE = Path(__file__).resolve().parents[2] / "roles" / "spark"
 

@@ -7,7 +7,7 @@ import base64
 import hashlib
 import hmac
 
-from kafkakit.spark_ui import JWS_HEADER, JWS_PAYLOAD, bearer_token, ui_key
+from kafkakit.cluster.spark_ui import JWS_HEADER, JWS_PAYLOAD, bearer_token, ui_key
 
 
 def b64url(data: bytes) -> str:

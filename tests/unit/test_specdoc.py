@@ -1,10 +1,10 @@
-"""docs/variables.md is generated from the roles' argument specs (kafkakit.specdoc, `make docs`)."""
+"""docs/variables.md is generated from the roles' argument specs (kafkakit.tooling.specdoc, `make docs`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from kafkakit.specdoc import format_value, load_roles, main, render
+from kafkakit.tooling.specdoc import format_value, load_roles, main, render
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "variables.md"

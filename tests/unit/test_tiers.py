@@ -1,4 +1,4 @@
-"""The map of the two tiers (kafkakit.tiers): every role, playbook and plugin reached by a contract
+"""The map of the two tiers (kafkakit.tooling.tiers): every role, playbook and plugin reached by a contract
 test or a scenario, every scenario file in the map, and the reach rules on a tree made here."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kafkakit import tiers
+from kafkakit.tooling import tiers
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -44,7 +44,7 @@ def test_the_contract_tier_holds_no_scenario_file():
 
 def test_a_change_selects_the_scenarios_that_run_it_and_only_those():
     assert tiers.affected(["ansible/ops/rotate-certificates.yml"], REPO) == ["rotation"]
-    assert tiers.affected(["src/kafkakit/dr_drill.py"], REPO) == ["dr"]
+    assert tiers.affected(["src/kafkakit/mirror/dr_drill.py"], REPO) == ["dr"]
     assert tiers.affected(["tests/integration/scenarios/test_disk_full.py"], REPO) == ["disk-full"]
     assert tiers.affected(["README.md", "docs/ci.md"], REPO) == []
     # A task file only the retire phase includes: the rotation alone.

@@ -1,4 +1,4 @@
-"""kafkakit.topic_configs: the topic-level config names a declared topic may set, per Kafka line.
+"""kafkakit.rules.topic_configs: the topic-level config names a declared topic may set, per Kafka line.
 
 The lists are compared with the broker's own (LogConfig.configNames()) in every Kafka archive
 build/artifacts holds (`make artifacts`), so a version bump that adds or drops a topic config
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from kafkakit.topic_configs import (
+from kafkakit.rules.topic_configs import (
     KAFKA_3_TOPIC_CONFIGS,
     KAFKA_4_TOPIC_CONFIGS,
     closest_topic_config,

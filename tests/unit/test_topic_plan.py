@@ -1,10 +1,10 @@
-"""kafkakit.topics.plan(): declared topic vs. cluster state, without a cluster."""
+"""kafkakit.cluster.topics.plan(): declared topic vs. cluster state, without a cluster."""
 
 from __future__ import annotations
 
 import pytest
 
-from kafkakit.topics import TopicError, TopicSpec, TopicState, plan
+from kafkakit.cluster.topics import TopicError, TopicSpec, TopicState, plan
 
 
 def state(partitions: int = 6, rf: int = 3, **configs: str) -> TopicState:

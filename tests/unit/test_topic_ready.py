@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from kafkakit.admin import topic_ready
+from kafkakit.cluster.admin import topic_ready
 
 
 class FakeAdmin:

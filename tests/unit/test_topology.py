@@ -1,4 +1,4 @@
-"""kafkakit.topology.validate(): one plain-English message per broken rule, naming the DC."""
+"""kafkakit.rules.topology.validate(): one plain-English message per broken rule, naming the DC."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from kafkakit.topology import Cluster, Node, Topic, Topology, validate
+from kafkakit.rules.topology import Cluster, Node, Topic, Topology, validate
 
 
 def nodes(dc: str, kind: str, racks: list[str], ids: list[int] | None = None) -> list[Node]:
@@ -489,6 +489,6 @@ def test_a_zookeeper_dc_and_a_kraft_dc_side_by_side_like_the_lab():
     "version, major", [("4.3.1", 4), ("3.9.2", 3), ("4.0", 4), ("4.1.0-rc2", 4), ("x", None), ("4.3.1.2", None)]
 )
 def test_kafka_major(version, major):
-    from kafkakit.topology import kafka_major
+    from kafkakit.rules.topology import kafka_major
 
     assert kafka_major(version) == major

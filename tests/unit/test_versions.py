@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kafkakit import versions
+from kafkakit.tooling import versions
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from kafkakit.admin import wait_ports_open, wait_serving
+from kafkakit.cluster.admin import wait_ports_open, wait_serving
 
 
 @pytest.fixture

@@ -1,9 +1,9 @@
-"""The guard of ops/recover-zookeeper.yml (kafkakit.ops_guards); that the server does not serve
+"""The guard of ops/recover-zookeeper.yml (kafkakit.guards.operations); that the server does not serve
 and that its ensemble has a quorum is read from the servers (tests/integration/test_recover.py)."""
 
 from __future__ import annotations
 
-from kafkakit.ops_guards import zookeeper_recover_refusal
+from kafkakit.guards.operations import zookeeper_recover_refusal
 
 GROUPS = {"zookeeper": ["dc1-kafka1", "dc1-kafka2", "dc1-kafka3"], "kafka_broker": ["dc2-kafka1"]}
 

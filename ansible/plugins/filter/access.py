@@ -1,10 +1,10 @@
-"""Filters for kafka_access's guards: one copy of the rules, in kafkakit.access_guards."""
+"""Filters for kafka_access's guards: one copy of the rules, in kafkakit.guards.access."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from kafkakit import access_guards
+from kafkakit.guards import access as access_guards
 
 
 def kafkakit_topic_deletion_refusal(topics: list[dict], dc: str, confirmation: Any, all_topics: list[Any]) -> str:

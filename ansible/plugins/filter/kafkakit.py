@@ -6,10 +6,10 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from kafkakit.connect_rules import connector_reference_errors, plugin_connectors
-from kafkakit.connectors import connector_acls, declared_connectors, secret_files
-from kafkakit.inventory import HostRecord, build_inventory, missing_variables, preflight_errors
-from kafkakit.retention_fit import retention_need
+from kafkakit.cluster.connectors import connector_acls, declared_connectors, secret_files
+from kafkakit.rules.connect import connector_reference_errors, plugin_connectors
+from kafkakit.rules.inventory import HostRecord, build_inventory, missing_variables, preflight_errors
+from kafkakit.rules.retention_fit import retention_need
 
 
 def kafkakit_lab_inventory(lab_hosts: list[dict], all_vars: dict | None = None, dc_vars: dict | None = None) -> dict:
@@ -115,7 +115,7 @@ def kafkakit_connector_reference_errors(
     connectors: list[dict], dc: str, users: list[dict], plugins: list[dict], plugin_src: str
 ) -> list[str]:
     """Declared connectors whose class no declared plugin provides or whose principal is no
-    declared user, and declared plugins with no archive (kafkakit.connect_rules); empty: all known."""
+    declared user, and declared plugins with no archive (kafkakit.rules.connect); empty: all known."""
     return connector_reference_errors(dc, connectors, users, plugin_connectors(plugin_src, plugins))
 
 

@@ -1,10 +1,10 @@
-"""KRaft filters: the quorum's health from kafka-metadata-quorum's output (kafkakit.kraft)."""
+"""KRaft filters: the quorum's health from kafka-metadata-quorum's output (kafkakit.cluster.kraft)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from kafkakit.kraft import (
+from kafkakit.cluster.kraft import (
     features_behind,
     initial_voters,
     membership,
@@ -12,7 +12,7 @@ from kafkakit.kraft import (
     quorum_health,
     voter_directory,
 )
-from kafkakit.migration import phase as migration_phase
+from kafkakit.cluster.migration import phase as migration_phase
 
 
 def kafkakit_quorum_health(
@@ -70,12 +70,12 @@ def kafkakit_voter_directory(status: str, node_id: Any) -> str:
 
 
 def kafkakit_migration_phase(kraft_brokers: int, brokers: int, controller_states: Any) -> str:
-    """Where a ZooKeeper DC's migration to KRaft is (kafkakit.migration.phase)."""
+    """Where a ZooKeeper DC's migration to KRaft is (kafkakit.cluster.migration.phase)."""
     return migration_phase(int(kraft_brokers), int(brokers), [int(s) for s in controller_states])
 
 
 def kafkakit_features_behind(describe: str, mapping: str) -> list[str]:
-    """The features an upgrade to the release would move (kafkakit.kraft.features_behind)."""
+    """The features an upgrade to the release would move (kafkakit.cluster.kraft.features_behind)."""
     return features_behind(str(describe), str(mapping))
 
 

@@ -1,10 +1,10 @@
-"""Filters for MirrorMaker 2 flows: one copy of the rules, in kafkakit.mirror_flows."""
+"""Filters for MirrorMaker 2 flows: one copy of the rules, in kafkakit.mirror.flows."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from kafkakit import mirror_flows
+from kafkakit.mirror import flows as mirror_flows
 
 
 def kafkakit_mirror_flow_errors(

@@ -1,10 +1,10 @@
-"""Filters for the monitoring role: one copy of the logic, in kafkakit.monitoring."""
+"""Filters for the monitoring role: one copy of the logic, in kafkakit.monitoring.prometheus."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from kafkakit import monitoring
+from kafkakit.monitoring import prometheus as monitoring
 
 
 def kafkakit_scrape_configs(

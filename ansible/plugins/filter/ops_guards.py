@@ -1,11 +1,13 @@
-"""Filters for the day-2 operations' guards: one copy of the rules, in kafkakit.ops_guards."""
+"""Filters for the day-2 operations' guards: one copy of the rules, in kafkakit.guards.operations."""
 
 from __future__ import annotations
 
 import time
 from typing import Any
 
-from kafkakit import log_reclaim, ops_guards, pki_guard
+from kafkakit.guards import log_reclaim
+from kafkakit.guards import operations as ops_guards
+from kafkakit.guards import pki as pki_guard
 
 
 def _plain(groups: Any) -> dict[str, list[str]]:

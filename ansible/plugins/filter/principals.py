@@ -1,11 +1,11 @@
-"""Filter for the move to shared principals (kafkakit.principals)."""
+"""Filter for the move to shared principals (kafkakit.cluster.principals)."""
 
 from __future__ import annotations
 
 from dataclasses import asdict
 from typing import Any
 
-from kafkakit.principals import principal_plan, state_from_result
+from kafkakit.cluster.principals import principal_plan, state_from_result
 
 
 def kafkakit_principal_plan(results: list[dict], hostvars: Any) -> dict[str, dict]:

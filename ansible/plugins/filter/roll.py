@@ -1,11 +1,11 @@
-"""The roll's plan of each service (kafkakit.roll) from what its roll-plan.yml registered: the
+"""The roll's plan of each service (kafkakit.cluster.roll) from what its roll-plan.yml registered: the
 results of the read tasks go in as Ansible returns them, {problems, order, leaders} comes out."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from kafkakit.roll import broker_plan, connect_plan, controller_plan, ran_since_boot, spark_plan, zookeeper_plan
+from kafkakit.cluster.roll import broker_plan, connect_plan, controller_plan, ran_since_boot, spark_plan, zookeeper_plan
 
 
 def kafkakit_zookeeper_roll_plan(srvr_results: Any, dc: str, hosts: Any, server_var: str) -> dict:

@@ -1,10 +1,10 @@
-"""Filters for the Spark role's web UI login (kafkakit.spark_ui)."""
+"""Filters for the Spark role's web UI login (kafkakit.cluster.spark_ui)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from kafkakit.spark_ui import bearer_token, ui_key
+from kafkakit.cluster.spark_ui import bearer_token, ui_key
 
 
 def kafkakit_spark_ui_key(auth_secret: str) -> str:

@@ -71,7 +71,7 @@ diff: {description: All bindings before and after, sorted one-line strings., typ
 
 from ansible.module_utils.basic import AnsibleModule
 
-from kafkakit.module_support import mask_only_secrets, text_diff
+from kafkakit.cluster.module_support import mask_only_secrets, text_diff
 
 ACL_OPTIONS = {
     "principal": {"type": "str", "required": True},
@@ -97,8 +97,8 @@ def main() -> None:
         supports_check_mode=True,
     )
     mask_only_secrets(module)
-    from kafkakit.acls import AclError, AdminAclStore, apply_acls, desired_bindings, render_all
-    from kafkakit.admin import admin_client
+    from kafkakit.cluster.acls import AclError, AdminAclStore, apply_acls, desired_bindings, render_all
+    from kafkakit.cluster.admin import admin_client
 
     p = module.params
     try:

@@ -39,7 +39,7 @@ listeners: {description: The broker's three listener settings after the run., ty
 
 from ansible.module_utils.basic import AnsibleModule
 
-from kafkakit.module_support import mask_only_secrets
+from kafkakit.cluster.module_support import mask_only_secrets
 
 
 def main() -> None:
@@ -58,8 +58,8 @@ def main() -> None:
         supports_check_mode=True,
     )
     mask_only_secrets(module)
-    from kafkakit.admin import admin_client
-    from kafkakit.broker_listeners import ListenerError, overlay
+    from kafkakit.cluster.admin import admin_client
+    from kafkakit.cluster.listeners import ListenerError, overlay
 
     p = module.params
     try:

@@ -66,7 +66,7 @@ topic_ids:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from kafkakit.module_support import mask_only_secrets
+from kafkakit.cluster.module_support import mask_only_secrets
 
 
 def main() -> None:
@@ -85,7 +85,14 @@ def main() -> None:
         supports_check_mode=True,
     )
     mask_only_secrets(module)
-    from kafkakit.admin import admin_client, cluster_health, topic_ids, wait_healthy, wait_ports_open, wait_serving
+    from kafkakit.cluster.admin import (
+        admin_client,
+        cluster_health,
+        topic_ids,
+        wait_healthy,
+        wait_ports_open,
+        wait_serving,
+    )
 
     p = module.params
     timeout = p["timeout"]

@@ -10,7 +10,7 @@ description:
   - Asks every worker C(GET /) and C(GET /health), Connect's own readiness (the worker has joined
     its group and read the config topic), and one of them C(GET /connectors?expand=status), over
     HTTPS with a client certificate.
-  - Judged by C(kafkakit.connect.cluster_problems). With I(wait) it reads again until healthy or
+  - Judged by C(kafkakit.cluster.connect.cluster_problems). With I(wait) it reads again until healthy or
     I(timeout), then fails naming every problem; without it only reports (a roll's health gate
     judges C(problems) itself).
   - Runs on the Ansible controller (C(delegate_to) localhost).
@@ -61,8 +61,8 @@ def main() -> None:
         },
         supports_check_mode=True,
     )
-    from kafkakit.connect import ClusterView, RestError, TlsFiles, cluster_problems, read_cluster, wait_cluster
-    from kafkakit.connectors import restart_failed
+    from kafkakit.cluster.connect import ClusterView, RestError, TlsFiles, cluster_problems, read_cluster, wait_cluster
+    from kafkakit.cluster.connectors import restart_failed
 
     p = module.params
     tls = TlsFiles(p["ca"], p["cert"], p["key"])

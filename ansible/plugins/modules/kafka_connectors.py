@@ -13,7 +13,7 @@ description:
     invalid, a class is in no plugin, or a deletion is not named in I(allow_delete); the module
     then fails with one message per problem.
   - The configs are those Connect stores, secrets as config-provider references
-    (C(kafkakit.connectors.declared_connectors)), so no secret is ever sent, shown or diffed.
+    (C(kafkakit.cluster.connectors.declared_connectors)), so no secret is ever sent, shown or diffed.
   - Connectors not declared are reported and left alone. Check mode reports the plan and the
     config differences (C(--diff)) and changes nothing.
   - Runs on the Ansible controller (C(delegate_to) localhost).
@@ -57,8 +57,8 @@ def main() -> None:
         },
         supports_check_mode=True,
     )
-    from kafkakit.connect import RestError, TlsFiles
-    from kafkakit.connectors import Declared, apply, declared_errors, plan, read_current, restart, validate
+    from kafkakit.cluster.connect import RestError, TlsFiles
+    from kafkakit.cluster.connectors import Declared, apply, declared_errors, plan, read_current, restart, validate
 
     p = module.params
     tls = TlsFiles(p["ca"], p["cert"], p["key"])

@@ -43,7 +43,7 @@ from dataclasses import asdict
 
 from ansible.module_utils.basic import AnsibleModule
 
-from kafkakit.module_support import mask_only_secrets
+from kafkakit.cluster.module_support import mask_only_secrets
 
 
 def main() -> None:
@@ -68,7 +68,7 @@ def main() -> None:
     mask_only_secrets(module)
     from confluent_kafka import KafkaException
 
-    from kafkakit import dr_drill
+    from kafkakit.mirror import dr_drill
 
     p = module.params
     try:

@@ -36,7 +36,7 @@ max_lag: {description: Largest lag of a partition., type: int, returned: always}
 
 from ansible.module_utils.basic import AnsibleModule
 
-from kafkakit.module_support import mask_only_secrets
+from kafkakit.cluster.module_support import mask_only_secrets
 
 
 def main() -> None:
@@ -55,7 +55,7 @@ def main() -> None:
         supports_check_mode=True,
     )
     mask_only_secrets(module)
-    from kafkakit.mirror_lag import wait_mirror
+    from kafkakit.mirror.lag import wait_mirror
 
     p = module.params
     state = wait_mirror(

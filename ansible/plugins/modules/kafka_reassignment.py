@@ -39,7 +39,7 @@ holding: {description: "Partitions still on each broker: {id: [topic-partition]}
 
 from ansible.module_utils.basic import AnsibleModule
 
-from kafkakit.module_support import mask_only_secrets
+from kafkakit.cluster.module_support import mask_only_secrets
 
 
 def main() -> None:
@@ -53,8 +53,8 @@ def main() -> None:
         supports_check_mode=True,
     )
     mask_only_secrets(module)
-    from kafkakit.admin import admin_client
-    from kafkakit.reassignment import (
+    from kafkakit.cluster.admin import admin_client
+    from kafkakit.cluster.reassignment import (
         PlanError,
         drain_candidates,
         drained_refusal,

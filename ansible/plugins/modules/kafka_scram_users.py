@@ -54,7 +54,7 @@ diff: {description: Sorted user names before and after., type: dict, returned: a
 
 from ansible.module_utils.basic import AnsibleModule
 
-from kafkakit.module_support import mask_only_secrets, text_diff
+from kafkakit.cluster.module_support import mask_only_secrets, text_diff
 
 USER_OPTIONS = {
     "name": {"type": "str", "required": True},
@@ -78,8 +78,8 @@ def main() -> None:
         supports_check_mode=True,
     )
     mask_only_secrets(module, [u["password"] for u in module.params["users"] if u["password"]])
-    from kafkakit.admin import admin_client
-    from kafkakit.scram_users import AdminScramStore, ScramError, apply_users, login_checker, parse_users
+    from kafkakit.cluster.admin import admin_client
+    from kafkakit.cluster.scram_users import AdminScramStore, ScramError, apply_users, login_checker, parse_users
 
     p = module.params
     try:

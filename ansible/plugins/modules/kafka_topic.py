@@ -30,7 +30,7 @@ author: kafkakit
 
 from ansible.module_utils.basic import AnsibleModule
 
-from kafkakit.module_support import mask_only_secrets
+from kafkakit.cluster.module_support import mask_only_secrets
 
 
 def main() -> None:
@@ -48,8 +48,8 @@ def main() -> None:
         supports_check_mode=True,
     )
     mask_only_secrets(module)
-    from kafkakit.admin import admin_client
-    from kafkakit.topics import TopicError, TopicSpec, apply_topic
+    from kafkakit.cluster.admin import admin_client
+    from kafkakit.cluster.topics import TopicError, TopicSpec, apply_topic
 
     p = module.params
     if p["state"] == "absent" and not p["allow_delete"]:

@@ -11,7 +11,7 @@ description:
     C(partition.metadata) (none when absent) and the bytes it takes on disk, and the size and the
     space an unprivileged writer still has on each dir's filesystem.
   - With I(remove), deletes those entries (C(dir) and C(name) as listed) and reports the space
-    after. Which entries may go is not this module's choice (kafkakit.log_reclaim decides, on the
+    after. Which entries may go is not this module's choice (kafkakit.guards.log_reclaim decides, on the
     controller); it only refuses a name that is not a directory directly under one of I(dirs).
 options:
   dirs: {type: list, elements: path, required: true, description: The broker's log.dirs.}

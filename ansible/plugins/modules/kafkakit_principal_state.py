@@ -7,7 +7,7 @@ DOCUMENTATION = r"""
 module: kafkakit_principal_state
 short_description: Read a Kafka server's principal mapping rules and the certificate it presents
 description:
-  - Reads, on a broker or KRaft controller, what kafkakit.principals needs to take its data centre
+  - Reads, on a broker or KRaft controller, what kafkakit.cluster.principals needs to take its data centre
     to shared principals (the OU of its certificates) safely. Whether its configuration has the
     current ssl.principal.mapping.rules and the running server started after it was written; the
     OU of its certificate on disk; the OU of the certificate it presents on its listener.

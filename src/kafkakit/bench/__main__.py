@@ -133,8 +133,8 @@ def _client_runs_on_lab(
     args: argparse.Namespace, cases: Sequence[Case], run: Runner, say: Progress
 ) -> list[Measurement]:
     """The client cases; with a PLAINTEXT endpoint, inside the anonymous principal's ACLs."""
-    from kafkakit.acls import AdminAclStore
-    from kafkakit.admin import admin_client, read_client_conf
+    from kafkakit.cluster.acls import AdminAclStore
+    from kafkakit.cluster.admin import admin_client, read_client_conf
 
     def client_runs() -> list[Measurement]:
         return run_plan(

@@ -22,7 +22,6 @@ from concurrent.futures import wait as wait_futures
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from kafkakit.admin import admin_from_conf, delete_topics_retrying
 from kafkakit.bench.acks import AckLog, longest_ack_gap, produce_steadily
 from kafkakit.bench.layout import data_brokers, spread
 from kafkakit.bench.modes import FAILOVER_PARTITIONS, FAILOVER_RATE, REPLICATION
@@ -38,6 +37,7 @@ from kafkakit.bench.nodes import (
     wait_for,
     zookeeper_controller,
 )
+from kafkakit.cluster.admin import admin_from_conf, delete_topics_retrying
 
 WARMUP_SECONDS = 2  # of acks before the kill
 TAIL_SECONDS = 2  # of acks after the first successful metadata write

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 import yaml
 
-from kafkakit.acls import AclKey
+from kafkakit.cluster.acls import AclKey
 
 # The PLAINTEXT listener has no authentication: every client there is this principal.
 ANONYMOUS = "User:ANONYMOUS"
@@ -141,12 +141,12 @@ def mirror_runs(
     measure: MirrorMeasure | None = None,
     say: Callable[[str], None] = print,
 ) -> list[dict[str, float]]:
-    """kafkakit.mirror_latency.measure() `runs` times, each with its throughput added:
+    """kafkakit.mirror.latency.measure() `runs` times, each with its throughput added:
     records mirrored / seconds from the first record produced to the last one mirrored."""
-    from kafkakit.admin import read_client_conf
+    from kafkakit.cluster.admin import read_client_conf
 
     if measure is None:
-        from kafkakit.mirror_latency import measure as measure_latency
+        from kafkakit.mirror.latency import measure as measure_latency
 
         measure = measure_latency
     src = read_client_conf(client_dir / source / "client.conf")
@@ -244,7 +244,7 @@ def render_mirror_section(
     lines = [
         "## MirrorMaker 2 replication",
         "",
-        f"{source} → {target}, {rate} records/s of 100 B for {seconds} s (acks=all, kafkakit.mirror_latency); "
+        f"{source} → {target}, {rate} records/s of 100 B for {seconds} s (acks=all, kafkakit.mirror.latency); "
         f"{len(ok)} of {len(runs)} runs succeeded. Latency = arrival in {target} − CreateTime in {source}, over the "
         "second half of the records (steady state). Throughput = records mirrored / seconds from the first record "
         "produced to the last one mirrored, so it includes MM2 discovering the new topic and cannot exceed the "

@@ -16,9 +16,9 @@ from typing import Any
 from confluent_kafka import ElectionType, KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from kafkakit.admin import admin_from_conf, create_topics_retrying, wait_healthy
 from kafkakit.bench.lab import _groups_and_hostvars
-from kafkakit.kraft import parse_status, quorum_health
+from kafkakit.cluster.admin import admin_from_conf, create_topics_retrying, wait_healthy
+from kafkakit.cluster.kraft import parse_status, quorum_health
 
 # What the kafka_broker and kafka_controller roles install.
 BROKER_UNIT = "kafka"

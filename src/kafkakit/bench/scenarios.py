@@ -22,7 +22,6 @@ from pathlib import Path
 import yaml
 from confluent_kafka.admin import NewTopic
 
-from kafkakit.admin import admin_from_conf, delete_topics_retrying, failed_futures, read_client_conf
 from kafkakit.bench.failover import failover
 from kafkakit.bench.layout import data_brokers, led_by, spread
 from kafkakit.bench.modes import MODES, PARTITION_TOPICS, PARTITIONS_PER_TOPIC, REPLICATION, SHUTDOWN_PARTITIONS
@@ -44,6 +43,7 @@ from kafkakit.bench.nodes import (
     zookeeper_controller,
 )
 from kafkakit.bench.parsers import format_scenario
+from kafkakit.cluster.admin import admin_from_conf, delete_topics_retrying, failed_futures, read_client_conf
 
 ADMIN_TIMEOUT = 150.0  # s, for one CreateTopics or DeleteTopics call of 1,000 partitions
 SETTLE_TIMEOUT = 300.0

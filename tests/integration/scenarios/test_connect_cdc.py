@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import threading
 
-from kafkakit.connect import request
+from kafkakit.cluster.connect import request
 from tests.integration.accounting import account, step
 from tests.integration.cdc_lab import LAB, Changes, RowWriter, connector_running
 from tests.integration.conftest import wait_until

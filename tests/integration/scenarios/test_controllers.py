@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from kafkakit.admin import wait_healthy
-from kafkakit.kraft import voter_directory, voter_keys
+from kafkakit.cluster.admin import wait_healthy
+from kafkakit.cluster.kraft import voter_directory, voter_keys
 from tests.integration import quorum
 from tests.integration.accounting import account
 from tests.integration.conftest import fresh_admin, wait_until

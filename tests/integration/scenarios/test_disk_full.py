@@ -7,7 +7,7 @@ import re
 import time
 import uuid
 
-from kafkakit.admin import delete_topics_retrying
+from kafkakit.cluster.admin import delete_topics_retrying
 from tests.integration.accounting import account
 from tests.integration.clients import ProduceReport
 from tests.integration.conftest import wait_until

@@ -8,8 +8,8 @@ import json
 import threading
 import time
 
-from kafkakit.admin import wait_healthy
-from kafkakit.mirror_lag import mirror_state
+from kafkakit.cluster.admin import wait_healthy
+from kafkakit.mirror.lag import mirror_state
 from tests.integration.accounting import account
 from tests.integration.clients import ProduceReport, produce_sequence, read_all
 from tests.integration.conftest import controller_id, fresh_admin, wait_until

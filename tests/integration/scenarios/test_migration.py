@@ -27,8 +27,8 @@ import pytest
 from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
-from kafkakit.admin import create_topics_retrying, read_client_conf
-from kafkakit.scram_users import AdminScramStore, apply_users, login_checker, parse_users
+from kafkakit.cluster.admin import create_topics_retrying, read_client_conf
+from kafkakit.cluster.scram_users import AdminScramStore, apply_users, login_checker, parse_users
 from tests.integration.accounting import account
 from tests.integration.clients import (
     ProduceReport,

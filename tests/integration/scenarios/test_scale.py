@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from kafkakit.reassignment import read_cluster, replica_counts, throttles_left
+from kafkakit.cluster.reassignment import read_cluster, replica_counts, throttles_left
 from tests.integration.conftest import fresh_admin
 from tests.integration.faults import assert_clean, run_scenario
 from tests.integration.lab import Lab

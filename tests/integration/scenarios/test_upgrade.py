@@ -9,7 +9,7 @@ import uuid
 
 from confluent_kafka.admin import NewTopic
 
-from kafkakit.admin import create_topics_retrying, delete_topics_retrying
+from kafkakit.cluster.admin import create_topics_retrying, delete_topics_retrying
 from tests.integration.accounting import account
 from tests.integration.clients import ProduceReport, produce_sequence, read_all
 from tests.integration.playbooks import restart_order, run_playbook

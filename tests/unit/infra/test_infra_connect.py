@@ -18,7 +18,7 @@ from infra.config_rules import MIN_CONNECT_WORKERS
 from infra.model import ConfigError, InstanceTypes, SshConfig, StackConfig
 from infra.placement import HostPlan, plan_stack
 from infra.policy import rules
-from kafkakit.connect_rules import connect_errors
+from kafkakit.rules.connect import connect_errors
 
 INSTANCE = "aws:ec2/instance:Instance"
 SG = "aws:ec2/securityGroup:SecurityGroup"

@@ -15,8 +15,8 @@ import pytest
 import yaml
 from stack_harness import ROOT, StackRun
 
-from kafkakit.inventory import COMPONENT_GROUPS, build_inventory, preflight_errors, topology_from_inventory
-from kafkakit.topology import validate
+from kafkakit.rules.inventory import COMPONENT_GROUPS, build_inventory, preflight_errors, topology_from_inventory
+from kafkakit.rules.topology import validate
 
 SCRIPT = ROOT / "inventories" / "aws" / "pulumi_stack.py"
 REQUIRED_HOSTVARS = {"ansible_host", "dc", "kafka_rack", "private_ip", "private_dns"}
@@ -159,7 +159,7 @@ def test_hostvars_match_the_registered_instances(small: StackRun) -> None:
 
 
 def test_the_document_is_exactly_what_build_inventory_makes(small: StackRun) -> None:
-    from kafkakit.inventory import HostRecord
+    from kafkakit.rules.inventory import HostRecord
 
     doc = small.outputs["inventory"]
     records = []

@@ -18,7 +18,7 @@ from infra.model import ConfigError, DataCentreConfig, SparkConfig, StackConfig
 from infra.outputs import KRAFT_KAFKA_VERSION
 from infra.placement import plan_stack, topology_of
 from infra.policy import rules
-from kafkakit.topology import validate
+from kafkakit.rules.topology import validate
 
 INSTANCE = "aws:ec2/instance:Instance"
 VOLUME = "aws:ebs/volume:Volume"

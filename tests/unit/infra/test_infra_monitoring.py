@@ -18,7 +18,7 @@ from infra.model import ConfigError, MonitoringConfig, SshConfig, StackConfig
 from infra.placement import instance_count, plan_stack
 from infra.policy import rules
 from infra.security_groups import SCRAPED_PORTS
-from kafkakit import monitoring
+from kafkakit.monitoring import prometheus as monitoring
 
 INSTANCE = "aws:ec2/instance:Instance"
 SG = "aws:ec2/securityGroup:SecurityGroup"

@@ -10,7 +10,7 @@ from stack_harness import example_config
 
 from infra.network import subnet_cidrs
 from infra.placement import instance_count, plan_stack, round_robin, topology_of
-from kafkakit.topology import validate
+from kafkakit.rules.topology import validate
 
 ZONES = {"dc1": ["eu-west-1a", "eu-west-1b", "eu-west-1c"], "dc2": ["x-1a", "x-1b", "x-1c"]}
 

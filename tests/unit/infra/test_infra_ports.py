@@ -1,5 +1,5 @@
 """Each port the services listen on is defined once, in one role's defaults. Pulumi (infra/ports.py,
-which opens the security groups) and kafkakit.monitoring (the lab tests) cannot read role defaults
+which opens the security groups) and kafkakit.monitoring.prometheus (the lab tests) cannot read role defaults
 at run time, so they hold copies; this test ties every copy to its definition, and fails when a
 role gains a port that no copy follows."""
 
@@ -12,7 +12,7 @@ import yaml
 from stack_harness import ROOT
 
 from infra import ports
-from kafkakit import monitoring
+from kafkakit.monitoring import prometheus as monitoring
 
 # (role, variable in its defaults) -> the Python copy of its value.
 ROLE_PORTS: dict[tuple[str, str], int] = {

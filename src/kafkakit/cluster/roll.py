@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from kafkakit.kraft import controller_roll_order, quorum_health
+from kafkakit.cluster.kraft import controller_roll_order, quorum_health
 
 ZOOKEEPER_SERVING = ("leader", "follower", "standalone")
 _MODE = re.compile(r"^Mode: (\w+)", re.MULTILINE)

@@ -1,4 +1,4 @@
-"""Print how to reach the lab after `make lab` (python -m kafkakit.labinfo)."""
+"""Print how to reach the lab after `make lab` (python -m kafkakit.tooling.labinfo)."""
 
 from __future__ import annotations
 

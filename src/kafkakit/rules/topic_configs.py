@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 
-from kafkakit.topology import kafka_major
+from kafkakit.rules.topology import kafka_major
 
 _COMMON = frozenset(
     {

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from kafkakit.inventory_values import whole_number
+from kafkakit.rules.values import whole_number
 
 # What a restarted worker needs beyond the rebalance delay to start its connectors again.
 READY_MARGIN_MS = 60_000

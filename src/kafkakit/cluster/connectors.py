@@ -1,6 +1,6 @@
 """Connectors as code: what a run must do to bring a Connect cluster's connectors to the declared
 ones (create, update, pause, resume, stop, delete), decided before anything changes; and the
-REST calls that do it (kafkakit.connect.request, mutual TLS)."""
+REST calls that do it (kafkakit.cluster.connect.request, mutual TLS)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
-from kafkakit.connect import RestError, TlsFiles, request
+from kafkakit.cluster.connect import RestError, TlsFiles, request
 
 STATES = ("running", "paused", "stopped", "absent")
 # Connect's state of a connector -> the declared state it already is: a failed, unassigned or

@@ -130,7 +130,7 @@ def broker_recover_refusal(host: Any, confirmation: Any, groups: Mapping[str, It
     """Why ops/recover-broker.yml must not touch `host` ('' when it may): the host must be a broker
     of the inventory and the operator must name it in the confirmation. That it does not serve or
     its disk is full, and what on it the cluster has deleted, the playbook reads from the host and
-    the cluster (kafkakit.log_reclaim)."""
+    the cluster (kafkakit.guards.log_reclaim)."""
     return _recover_refusal(
         host,
         confirmation,

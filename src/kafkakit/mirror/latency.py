@@ -4,7 +4,7 @@ the mirrored copy in the target, and print percentiles of (arrival in target - c
 MM2 keeps each record's CreateTime, so the latency is measured per record on one clock (this
 machine). Also samples the flow's lag in records while the load runs.
 
-    python -m kafkakit.mirror_latency --rate 500 --seconds 60      # against the lab (build/lab)
+    python -m kafkakit.mirror.latency --rate 500 --seconds 60      # against the lab (build/lab)
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from pathlib import Path
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import NewTopic
 
-from kafkakit.admin import admin_client, read_client_conf
-from kafkakit.mirror_lag import mirror_state
+from kafkakit.cluster.admin import admin_client, read_client_conf
+from kafkakit.mirror.lag import mirror_state
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -20,7 +20,7 @@ from confluent_kafka.admin import (
     UserScramCredentialUpsertion,
 )
 
-from kafkakit.admin import failed_futures
+from kafkakit.cluster.admin import failed_futures
 
 TIMEOUT = 30.0
 DEFAULT_MECHANISM = "SCRAM-SHA-512"

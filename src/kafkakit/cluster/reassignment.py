@@ -249,7 +249,7 @@ def elect_preferred_leaders(admin: Any, timeout: float = 120.0, interval: float 
     retriable attempt is repeated until `timeout`; any other error is raised at once."""
     from confluent_kafka import ElectionType, KafkaError, KafkaException
 
-    from kafkakit.admin import worth_retrying
+    from kafkakit.cluster.admin import worth_retrying
 
     deadline = time.monotonic() + timeout
     elected = 0

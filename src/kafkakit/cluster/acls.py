@@ -22,7 +22,7 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
-from kafkakit.admin import failed_futures
+from kafkakit.cluster.admin import failed_futures
 
 TIMEOUT = 30.0
 CLUSTER_NAME = "kafka-cluster"

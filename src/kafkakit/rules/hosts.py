@@ -7,9 +7,9 @@ import ipaddress
 import posixpath
 from collections.abc import Mapping, Sequence
 
-from kafkakit.inventory_values import whole_number
+from kafkakit.rules.values import whole_number
 
-# Host facts that kafkakit.topology reads as numbers.
+# Host facts that kafkakit.rules.topology reads as numbers.
 NUMERIC_HOSTVARS = {"kafka_broker": "broker_id", "zookeeper": "zookeeper_id", "kafka_controller": "controller_id"}
 # Where the storage role bind-mounts the brokers' directory of the encrypted volume: its default
 # storage_dirs for a kafka_broker host (tests/unit/test_host_rules.py pins the two together).
@@ -36,7 +36,7 @@ def private_ip_errors(hosts: Sequence[str], hostvars: Mapping[str, Mapping]) -> 
     for host in hosts:
         value = hostvars.get(host, {}).get("private_ip")
         if value is None:
-            continue  # kafkakit.inventory.missing_hostvars says so
+            continue  # kafkakit.rules.inventory.missing_hostvars says so
         try:
             address = str(ipaddress.ip_address(str(value).strip()))
         except ValueError:

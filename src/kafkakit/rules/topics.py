@@ -2,7 +2,7 @@
 entry's fields, name, sizes, state and configs, checked before anything reaches a broker.
 
 The rules that need the cluster's shape (replication factor above the broker count, partitions
-for the declared consumers, a topic declared twice) stay in kafkakit.topology.
+for the declared consumers, a topic declared twice) stay in kafkakit.rules.topology.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from kafkakit.inventory_values import is_true, whole_number
-from kafkakit.topic_configs import closest_topic_config, release_line, topic_config_names
+from kafkakit.rules.topic_configs import closest_topic_config, release_line, topic_config_names
+from kafkakit.rules.values import is_true, whole_number
 
 # The fields of a kafka_topics entry (roles/kafka_access/meta/argument_specs.yml).
 TOPIC_FIELDS = ("name", "partitions", "replication_factor", "configs", "consumers", "state")

@@ -12,13 +12,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafkakit.access_rules import acl_principal_errors
-from kafkakit.broker_properties import extra_property_errors
-from kafkakit.connect_rules import connect_errors
-from kafkakit.host_rules import data_dir_errors, node_id_errors, private_ip_errors
-from kafkakit.inventory_values import is_blank, whole_number
-from kafkakit.topic_rules import topic_errors
-from kafkakit.topology import MIN_CONTROLLERS, Cluster, Node, Topic, Topology, validate
+from kafkakit.rules.access import acl_principal_errors
+from kafkakit.rules.broker_properties import extra_property_errors
+from kafkakit.rules.connect import connect_errors
+from kafkakit.rules.hosts import data_dir_errors, node_id_errors, private_ip_errors
+from kafkakit.rules.topics import topic_errors
+from kafkakit.rules.topology import MIN_CONTROLLERS, Cluster, Node, Topic, Topology, validate
+from kafkakit.rules.values import is_blank, whole_number
 
 COMPONENT_GROUPS = (
     "zookeeper",
@@ -349,13 +349,13 @@ def missing_hostvars(groups: Mapping[str, list[str]], hostvars: Mapping[str, Map
     return errors
 
 
-# The Kafka release line of a DC that declares no kafka_version (kafkakit.topology: ZooKeeper mode
+# The Kafka release line of a DC that declares no kafka_version (kafkakit.rules.topology: ZooKeeper mode
 # runs 3.x, KRaft 4.x), for its topic configs.
 ZOOKEEPER_LINE, KRAFT_LINE = "3.9", "4.0"
-# Settings kafkakit.topology reads as numbers, and the least each may be (None: any number).
+# Settings kafkakit.rules.topology reads as numbers, and the least each may be (None: any number).
 INTEGER_SETTINGS: dict[str, int | None] = {
     "kafka_default_replication_factor": 1,
-    "kafka_min_insync_replicas": None,  # below 1: kafkakit.topology says why
+    "kafka_min_insync_replicas": None,  # below 1: kafkakit.rules.topology says why
     "kafka_offsets_topic_replication_factor": 1,
     "kafka_transaction_state_log_replication_factor": 1,
     "kafka_transaction_state_log_min_isr": 1,
@@ -402,7 +402,7 @@ def integer_setting_errors(
 def input_errors(
     groups: Mapping[str, list[str]], hostvars: Mapping[str, Mapping], defaults: Mapping[str, Any]
 ) -> list[str]:
-    """Everything wrong with the inventory's values as typed (kafkakit.host_rules, topic_rules,
+    """Everything wrong with the inventory's values as typed (kafkakit.rules.hosts, topic_rules,
     access_rules, broker_properties): what a role would choke on, or apply and regret."""
     everyone = list(groups.get("all", []))
     brokers_all = list(groups.get("kafka_broker", []))

@@ -36,7 +36,7 @@ LAG_EXPORTER_PORT = 9308
 KAFKAKIT_METRICS: dict[str, str] = {
     "kafkakit_consumergroup_lag": (
         "gauge, records a consumer group is behind the log end, labels dc, group, topic, partition; "
-        "from the kafkakit lag exporter (kafkakit.lag_exporter on the monitoring hosts: committed offsets "
+        "from the kafkakit lag exporter (kafkakit.monitoring.lag_exporter on the monitoring hosts: committed offsets "
         "vs. log-end offsets)"
     ),
     "kafkakit_certificate_expiry_timestamp_seconds": (

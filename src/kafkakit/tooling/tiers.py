@@ -8,7 +8,7 @@ each playbook onwards the roles it reaches (`roles:`, include/import_role, `role
 the roll's service table, meta dependencies), the task files it includes, the kit's modules its
 tasks call, the filters its templates use and the kafkakit modules those plugins import.
 
-`python -m kafkakit.tiers affected --base REV` names the scenarios whose reach a change since REV
+`python -m kafkakit.tooling.tiers affected --base REV` names the scenarios whose reach a change since REV
 touches; `files NAME...` names a scenario's test files; `names` lists every scenario.
 """
 
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SCENARIO_DIR = "tests/integration/scenarios"
 CONTRACT_DIR = "tests/integration"
 # What `make lab` runs before any test: the contract tier reaches these too.
@@ -272,7 +272,7 @@ def changed_since(base: str, root: Path = ROOT) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m kafkakit.tiers", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m kafkakit.tooling.tiers", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("names", help="every scenario, one a line, with what it proves")
     files = sub.add_parser("files", help="the test files of the named scenarios")
@@ -292,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print("\n".join(covered_by_nothing()))
     except (KeyError, subprocess.CalledProcessError) as exc:
-        print(f"kafkakit.tiers: {exc}", file=sys.stderr)
+        print(f"kafkakit.tooling.tiers: {exc}", file=sys.stderr)
         return 2
     return 0
 

@@ -20,8 +20,8 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
-from kafkakit.admin import client_conf
-from kafkakit.mirror_flows import include_regex
+from kafkakit.cluster.admin import client_conf
+from kafkakit.mirror.flows import include_regex
 
 CONNECTORS = ("MirrorSourceConnector", "MirrorCheckpointConnector", "MirrorHeartbeatConnector")
 

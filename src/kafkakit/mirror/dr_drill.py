@@ -22,8 +22,8 @@ from typing import Any
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import NewTopic
 
-from kafkakit.admin import admin_client, admin_from_conf, client_conf, create_topics_retrying, topic_ready
-from kafkakit.mirror_lag import wait_mirror
+from kafkakit.cluster.admin import admin_client, admin_from_conf, client_conf, create_topics_retrying, topic_ready
+from kafkakit.mirror.lag import wait_mirror
 
 
 def _consumer(conf: dict[str, str], group: str) -> Consumer:

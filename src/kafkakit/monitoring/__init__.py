@@ -1,0 +1,1 @@
+"""Monitoring: Prometheus targets and thresholds, and the consumer-lag exporter."""
