@@ -19,7 +19,7 @@ SCALA = DEFAULTS["spark_scala_version"]
 
 
 def test_the_role_and_its_spec_name_the_same_spark() -> None:
-    # The Makefile reads spark_version from the role's defaults (tests/unit/test_versions.py).
+    # The Makefile reads spark_version from the role's defaults (tests/unit/tooling/test_versions.py).
     specs = yaml.safe_load((ROLE / "meta" / "argument_specs.yml").read_text())["argument_specs"]["main"]["options"]
     assert str(specs["spark_version"]["default"]) == VERSION
     assert specs["spark_scala_version"]["default"] == SCALA

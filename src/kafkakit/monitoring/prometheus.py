@@ -32,7 +32,7 @@ POSTGRES_EXPORTER_PORT = 9187
 LAG_EXPORTER_PORT = 9308
 
 # Metrics that no JMX rules file produces. Each names its producer; alerts.yml may use them
-# (tests/unit/test_monitoring_rules.py enforces it).
+# (tests/unit/monitoring/test_monitoring_rules.py enforces it).
 KAFKAKIT_METRICS: dict[str, str] = {
     "kafkakit_consumergroup_lag": (
         "gauge, records a consumer group is behind the log end, labels dc, group, topic, partition; "

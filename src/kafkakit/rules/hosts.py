@@ -12,7 +12,7 @@ from kafkakit.rules.values import whole_number
 # Host facts that kafkakit.rules.topology reads as numbers.
 NUMERIC_HOSTVARS = {"kafka_broker": "broker_id", "zookeeper": "zookeeper_id", "kafka_controller": "controller_id"}
 # Where the storage role bind-mounts the brokers' directory of the encrypted volume: its default
-# storage_dirs for a kafka_broker host (tests/unit/test_host_rules.py pins the two together).
+# storage_dirs for a kafka_broker host (tests/unit/rules/test_host_rules.py pins the two together).
 # (name on the volume, path on the host), as in its storage_dirs.
 STORAGE_BROKER_DIRS: tuple[tuple[str, str], ...] = (("kafka", "/var/lib/kafka"),)
 STORAGE_MOUNT_POINT = "/srv/kafkakit"

@@ -1,7 +1,7 @@
 """Kafka's topic-level config names, per release line: what a declared topic's `configs` may set.
 
 Each list is the broker's own (`org.apache.kafka.storage.internals.log.LogConfig.configNames()`)
-of the archive the kit installs; tests/unit/test_topic_configs.py compares them with the archives
+of the archive the kit installs; tests/unit/rules/test_topic_configs.py compares them with the archives
 in build/artifacts when those are there, so a version bump that changes the list fails a test.
 """
 

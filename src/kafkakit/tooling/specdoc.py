@@ -6,7 +6,7 @@ each variable's type, default, whether it is required and what it does, secrets 
     python -m kafkakit.tooling.specdoc --check [docs/variables.md]  # exit 1 when the file is stale
 
 A default is shown as the roles' defaults/main.yml hold it (that is what Ansible uses; the spec's
-`default:` is documentation, tied to it by tests/unit/test_role_variables.py): the role's own, or
+`default:` is documentation, tied to it by tests/unit/rules/test_role_variables.py): the role's own, or
 the one of the role that owns the variable (kafka_common, kafka_pki), named beside it.
 """
 

@@ -29,10 +29,10 @@ SCENARIO_DIR = "tests/integration/scenarios"
 CONTRACT_DIR = "tests/integration"
 # What `make lab` runs before any test: the contract tier reaches these too.
 LAB_PLAYBOOKS = ("ansible/lab/lab-up.yml", "ansible/lab/source-db.yml", "ansible/site.yml", "ansible/verify.yml")
-# What no test runs, and why (tests/unit/test_tiers.py keeps each one's reason).
+# What no test runs, and why (tests/unit/tooling/test_tiers.py keeps each one's reason).
 NOT_RUN_BY_A_TEST = {
     "ansible/lab/bench-listener.yml": "make bench turns its PLAINTEXT listener on and off",
-    "ansible/plugins/modules/kafka_broker_listener.py": "bench-listener.yml's module (tests/unit/test_bench_lab.py)",
+    "ansible/plugins/modules/kafka_broker_listener.py": "bench-listener.yml's module (tests/unit/bench/)",
     "ansible/lab/lab-down.yml": "make lab-down and lab-clean remove the lab; no test may",
 }
 

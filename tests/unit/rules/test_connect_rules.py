@@ -67,8 +67,8 @@ def test_workers_need_brokers_and_a_kafka_4_release():
 
 def test_the_preflight_refuses_a_lone_worker_and_takes_two():
     from kafkakit.rules.inventory import HostRecord, build_inventory, preflight_errors
-    from tests.unit.test_inventory import DEFAULTS as TOPOLOGY_DEFAULTS
-    from tests.unit.test_inventory import as_play_view
+    from tests.unit.rules.test_inventory import DEFAULTS as TOPOLOGY_DEFAULTS
+    from tests.unit.rules.test_inventory import as_play_view
 
     zk_kafka = ("zookeeper", "kafka_broker")
     hosts = [

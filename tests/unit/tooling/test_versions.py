@@ -9,7 +9,7 @@ import pytest
 
 from kafkakit.tooling import versions
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_the_readme_table_is_the_generated_one():

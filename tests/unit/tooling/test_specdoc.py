@@ -6,7 +6,7 @@ from pathlib import Path
 
 from kafkakit.tooling.specdoc import format_value, load_roles, main, render
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 DOC = ROOT / "docs" / "variables.md"
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from kafkakit.bench.parsers import ParseError, parse_consumer, parse_end_to_end, parse_producer
 
-FIXTURES = Path(__file__).parent / "fixtures" / "bench"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "bench"
 
 
 def fixture(name: str) -> str:

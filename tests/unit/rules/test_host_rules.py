@@ -13,7 +13,7 @@ from kafkakit.rules.broker_properties import PROTECTED_PROPERTIES, protected
 from kafkakit.rules.hosts import STORAGE_BROKER_DIRS, STORAGE_MOUNT_POINT, encrypted_roots
 from kafkakit.rules.values import is_blank, is_true, whole_number
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 STORAGE = yaml.safe_load((ROOT / "roles" / "storage" / "defaults" / "main.yml").read_text())
 
 

@@ -18,7 +18,7 @@ import yaml
 
 from tests.unit.support.ansible_run import ANSIBLE_DIR, REPO, failure_msg, run_playbook
 
-GOOD = Path(__file__).parent / "fixtures" / "preflight_good.yml"
+GOOD = Path(__file__).parents[1] / "fixtures" / "preflight_good.yml"
 
 Inventory = dict
 Mutation = Callable[[Inventory], None]

@@ -8,7 +8,7 @@ import jinja2
 
 from kafkakit.cluster.spark_ui import ui_key
 
-ROLE = Path(__file__).resolve().parents[2] / "roles" / "spark"
+ROLE = Path(__file__).resolve().parents[3] / "roles" / "spark"
 
 
 def test_spark_defaults_keep_the_master_rest_server_off() -> None:

@@ -23,7 +23,7 @@ from kafkakit.rules.topic_configs import (
     topic_config_names,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 ARCHIVES = sorted((ROOT / "build" / "artifacts").glob("kafka_2.13-*.tgz"))
 JARS = ("kafka-", "slf4j-api-")
 # Prints the broker's topic config names, one a line (java's single-file source launcher).

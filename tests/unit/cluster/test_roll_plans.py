@@ -19,7 +19,7 @@ from kafkakit.cluster.roll import (
 )
 from tests.unit.support import plugin_files
 
-FIXTURES = Path(__file__).parent / "fixtures" / "roll"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "roll"
 LEADER = (FIXTURES / "srvr-leader.txt").read_text()
 FOLLOWER = (FIXTURES / "srvr-follower.txt").read_text()
 # What ZooKeeper answers `srvr` while it is not part of a quorum.

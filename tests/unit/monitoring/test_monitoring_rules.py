@@ -16,7 +16,7 @@ import yaml
 from kafkakit.monitoring import prometheus as monitoring
 from kafkakit.rules.inventory import HostRecord, build_inventory
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 FILES = ROOT / "roles" / "monitoring" / "files"
 ALERTS = FILES / "alerts.yml"
 JMX_RULES = sorted((FILES / "jmx").glob("*.yml"))

@@ -13,7 +13,7 @@ import yaml
 
 from kafkakit.rules.inventory import INVENTORY_VARIABLES, SECRETS, required_variables
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @dataclass(frozen=True)

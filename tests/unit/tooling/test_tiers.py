@@ -10,7 +10,7 @@ import pytest
 
 from kafkakit.tooling import tiers
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def test_every_role_playbook_and_plugin_is_reached_by_a_test():

@@ -15,7 +15,7 @@ from kafkakit.guards.operations import dr_drill_refusal, dr_drill_victims
 from tests.unit.support.ansible_run import failure_text as failure_msg
 from tests.unit.support.ansible_run import run_playbook
 
-GOOD = Path(__file__).parent / "fixtures" / "preflight_good.yml"
+GOOD = Path(__file__).parents[1] / "fixtures" / "preflight_good.yml"
 
 GROUPS = {
     "all": ["dc1-kafka1", "dc1-kafka2", "dc1-zk1", "dc2-kafka1", "dc1-spark"],

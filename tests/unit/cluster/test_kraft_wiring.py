@@ -14,7 +14,7 @@ from kafkakit.cluster.kraft import controller_roll_order, quorum_health
 from kafkakit.rules.inventory import missing_variables, preflight_errors
 from kafkakit.rules.topology import FIRST_CONTROLLER_ID
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def lab_config() -> dict[str, Any]:

@@ -17,8 +17,8 @@ import yaml
 
 from kafkakit.rules.inventory import missing_variables, preflight_errors
 
-ROOT = Path(__file__).resolve().parents[2]
-GOOD = Path(__file__).parent / "fixtures" / "preflight_good.yml"
+ROOT = Path(__file__).resolve().parents[3]
+GOOD = Path(__file__).parents[1] / "fixtures" / "preflight_good.yml"
 # As the preflight loads them (ansible/preflight.yml, preflight_defaults).
 DEFAULTS: dict[str, Any] = {}
 for _role in ("kafka_common", "storage", "kafka_broker", "zookeeper"):
