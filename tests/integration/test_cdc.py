@@ -125,10 +125,10 @@ def test_the_slots_retained_wal_is_scraped_from_the_databases_exporter(lab: Lab)
     exporter = f"https://{monitor.ip}:{POSTGRES_EXPORTER_PORT}/metrics"
     status, body = http_get(exporter, ("prometheus", scrape_password()))
     assert status == 200, status
-    samples = re.findall(r"^pg_replication_slot_retained_wal_bytes\{([^}]*)\} (\S+)$", body, re.MULTILINE)
+    samples = re.findall(r"^pg_replication_slots_pg_wal_lsn_diff\{([^}]*)\} (\S+)$", body, re.MULTILINE)
     assert [v for labels, v in samples if f'slot_name="{SLOT}"' in labels], body[-2000:]
     # Its login is required (the control above had it).
     assert http_get(exporter)[0] == 401
     prometheus = Prometheus(monitor.ip)
-    expr = f'pg_replication_slot_active{{job="postgres",instance="dc1-source-db",dc="dc1",slot_name="{SLOT}"}}'
+    expr = f'pg_replication_slots_active{{job="postgres",instance="dc1-source-db",dc="dc1",slot_name="{SLOT}"}}'
     wait_until("the slot scraped, and active", lambda: [r["value"][1] for r in prometheus.query(expr)] == ["1"], 90)

@@ -47,12 +47,10 @@ KAFKAKIT_METRICS: dict[str, str] = {
 EXTERNAL_METRICS: dict[str, str] = {
     "up": "Prometheus: 1 when the last scrape of the target succeeded",
     "pg_up": "prometheus-postgres-exporter (Debian package): 1 when it reached its database",
-    "pg_replication_slot_retained_wal_bytes": (
-        "prometheus-postgres-exporter with the kit's query (files/postgres-queries.yml): WAL a slot holds"
+    "pg_replication_slots_pg_wal_lsn_diff": (
+        "prometheus-postgres-exporter's own pg_replication_slots query: bytes from a slot's restart_lsn to now"
     ),
-    "pg_replication_slot_active": (
-        "prometheus-postgres-exporter with the kit's query (files/postgres-queries.yml): 1 while a client streams"
-    ),
+    "pg_replication_slots_active": "prometheus-postgres-exporter's own pg_replication_slots query: 1 while streamed",
     "node_filesystem_avail_bytes": "prometheus-node-exporter (Debian package), tasks/node-exporter.yml",
     "node_filesystem_size_bytes": "prometheus-node-exporter (Debian package), tasks/node-exporter.yml",
 }
