@@ -1,7 +1,9 @@
 """Kafka Connect under change-data-capture load: rows committed in the lab's PostgreSQL at a steady
-rate while the Connect workers roll during a roll of dc1's brokers, and while the Debezium plugin is
-changed to an older release and back (each change rolling the workers once): every committed row
-arrives in the connector's topic, the duplicates are counted."""
+rate while the Connect workers roll during a roll of dc1's brokers, while the Debezium plugin is
+changed to an older release and back (each change rolling the workers once), and while the
+connector is stopped long enough for its replication slot to hold more WAL than the lab's limit
+(the alert fires, then clears once it is resumed): every committed row arrives in the connector's
+topic, the duplicates are counted."""
 
 from __future__ import annotations
 
@@ -10,11 +12,12 @@ import threading
 
 from kafkakit.cluster.connect import request
 from tests.integration.accounting import account, step
-from tests.integration.cdc_lab import LAB, Changes, RowWriter, connector_running
+from tests.integration.cdc_lab import CONNECTOR, LAB, Changes, RowWriter, connector_running, superuser
 from tests.integration.conftest import wait_until
 from tests.integration.connect_lab import DC, WORKERS, admin_tls, url
 from tests.integration.lab import Lab
 from tests.integration.playbooks import restart_order, run_playbook
+from tests.integration.prometheus import Prometheus
 
 PLUGIN = "debezium-postgres"
 PINNED = "3.6.1.Final"  # inventories/local/group_vars/dc1.yml
@@ -122,3 +125,41 @@ def test_a_plugin_version_change_rolls_the_workers_once_each_and_loses_no_commit
     finally:
         if _installed() != {w.name: [f"{PLUGIN}-{PINNED}"] for w in WORKERS}:
             run_playbook("site.yml", "--limit", "kafka_connect:localhost")
+
+
+SLOT_ALERT = "PostgresReplicationSlotRetainsWal"
+
+
+def _connector_state() -> str:
+    return request(url(WORKERS[0]), "GET", f"/connectors/{CONNECTOR}/status", admin_tls())[1]["connector"]["state"]
+
+
+def test_a_stopped_connectors_slot_fires_the_wal_alert_then_clears_and_no_row_is_lost(lab: Lab):
+    """orders-cdc stopped through Connect's own API while rows are committed and another table writes
+    WAL: its slot passes the lab's limit (64 MiB, monitoring_alert_slot_retained_wal_bytes) and the
+    alert fires; resumed, the connector confirms its way forward and the alert clears."""
+    prometheus = Prometheus(lab.hosts[lab.groups["monitoring"][0]].ip)
+    slot = {"slot_name": "dbz_orders", "instance": "dc1-source-db"}
+    # The control: the slot is watched and under its limit before the connector stops.
+    wait_until("the slot scraped", lambda: prometheus.query('pg_replication_slots_active{slot_name="dbz_orders"}'), 90)
+    assert not prometheus.firing(SLOT_ALERT, **slot)
+
+    def stopped_then_resumed() -> None:
+        with step("orders-cdc stopped, 80 MiB of WAL elsewhere, until the alert fires"):
+            request(url(WORKERS[0]), "PUT", f"/connectors/{CONNECTOR}/stop", admin_tls())
+            try:
+                wait_until("orders-cdc stopped", lambda: _connector_state() == "STOPPED", 60)
+                superuser(
+                    "CREATE TABLE IF NOT EXISTS public.kafkakit_wal_filler (n integer, pad text);"
+                    " INSERT INTO public.kafkakit_wal_filler"
+                    " SELECT n, repeat('x', 100) FROM generate_series(1, 600000) n;"
+                    " TRUNCATE public.kafkakit_wal_filler"
+                )
+                wait_until("the retained-WAL alert to fire", lambda: prometheus.firing(SLOT_ALERT, **slot), 240)
+            finally:
+                request(url(WORKERS[0]), "PUT", f"/connectors/{CONNECTOR}/resume", admin_tls())
+                superuser("DROP TABLE IF EXISTS public.kafkakit_wal_filler")
+        with step("orders-cdc resumed, until the alert clears"):
+            wait_until("the alert to clear", lambda: not prometheus.firing(SLOT_ALERT, **slot), 300)
+
+    _under_load(lab, "orders-cdc stopped past the slot's WAL limit, then resumed", stopped_then_resumed)
