@@ -174,6 +174,60 @@ class Pipeline:
         self.cluster.run(f"rm -rf {shlex.quote(self.base)}")
 
 
+@dataclass
+class CdcJob:
+    """One run of spark-jobs/cdc.py on a connector's topic, with its own checkpoints and output."""
+
+    cluster: SparkCluster
+    source: str
+    name: str = field(default_factory=lambda: f"spark-cdc-{uuid.uuid4().hex[:8]}")
+
+    @property
+    def base(self) -> str:
+        return f"{SHARED}/tests/{self.name}"
+
+    def start(self) -> None:
+        args = [f"{JOBS}/cdc.py", "run", "--kafka-config", KAFKA_CONFIG, "--source", self.source]
+        args += ["--output", f"{self.base}/out", "--checkpoints", f"{self.base}/checkpoints"]
+        cmd = f"systemd-run --unit={self.name} --collect {SUBMIT} " + " ".join(shlex.quote(a) for a in args)
+        result = self.cluster.run(cmd)
+        assert result.rc == 0, result.stderr
+
+    def active(self) -> bool:
+        return self.cluster.run(f"systemctl is-active {self.name}").stdout.strip() in ("active", "activating")
+
+    def journal(self, lines: int = 60) -> str:
+        return self.cluster.run(f"journalctl -u {self.name} --no-pager -o cat -n {lines}").stdout
+
+    def read_up_to(self) -> dict[int, int]:
+        """Partition -> the offset the last finished micro-batch read up to (its output has it)."""
+        lines = [line for line in self.journal(lines=5000).splitlines() if line.startswith("progress ")]
+        if not lines:
+            return {}
+        ends = json.loads(lines[-1][len("progress ") :])["ends"]
+        found: dict[int, int] = {}
+        for offsets in ends.values():
+            for partition, offset in (
+                (json.loads(offsets) if isinstance(offsets, str) else offsets or {}).get(self.source, {}).items()
+            ):
+                found[int(partition)] = int(offset)
+        return found
+
+    def stop(self) -> None:
+        self.cluster.run(f"systemctl stop {self.name}")
+
+    def rows(self) -> list[dict]:
+        """The current rows, read with a Spark batch job on the cluster."""
+        result = self.cluster.submit("cdc.py", "dump", "--output", f"{self.base}/out")
+        assert result.rc == 0, result.stderr[-3000:]
+        return [json.loads(line[4:]) for line in result.stdout.splitlines() if line.startswith("row ")]
+
+    def remove(self) -> None:
+        if self.active():
+            self.stop()
+        self.cluster.run(f"rm -rf {shlex.quote(self.base)}")
+
+
 # --- events and the aggregates they must give --------------------------------------------------
 
 WINDOW_MS = 10_000

@@ -1,9 +1,11 @@
 """Change data capture from the lab's PostgreSQL (ansible/lab/source-db.yml) through Debezium's
 connector orders-cdc (inventories/local/group_vars/dc1.yml): the database speaks TLS only and lets
 its capture user do only what capture needs, from the Connect workers only; the connector holds a
-reference to the database's password, never the password; and rows committed in PostgreSQL (an
-insert, an update, a delete) are read back from the connector's topic by a plain consumer. Each
-refusal beside its positive control; and a second run of source-db.yml changes nothing."""
+reference to the database's password, never the password; rows committed in PostgreSQL (an
+insert, an update, a delete) are read back from the connector's topic by a plain consumer, and
+become the current rows of the Spark job spark-jobs/cdc.py; the heartbeat moves the slot on while
+the captured table is idle, and the slot's retained WAL is scraped. Each refusal beside its
+positive control; and a second run of source-db.yml changes nothing."""
 
 from __future__ import annotations
 
@@ -13,12 +15,13 @@ import uuid
 
 from kafkakit.cluster.connect import request
 from kafkakit.monitoring.prometheus import POSTGRES_EXPORTER_PORT
-from tests.integration.cdc_lab import CONNECTOR, Changes, connector_running, psql, secret, superuser
+from tests.integration.cdc_lab import CONNECTOR, TOPIC, Changes, connector_running, psql, secret, superuser, topic_ends
 from tests.integration.conftest import wait_until
 from tests.integration.connect_lab import WORKERS, admin_tls, url
 from tests.integration.lab import Lab
 from tests.integration.playbooks import recap, run_playbook
 from tests.integration.prometheus import Prometheus, http_get, scrape_password
+from tests.integration.spark_lab import CdcJob, SparkCluster
 
 SLOT = "dbz_orders"
 
@@ -132,3 +135,45 @@ def test_the_slots_retained_wal_is_scraped_from_the_databases_exporter(lab: Lab)
     prometheus = Prometheus(monitor.ip)
     expr = f'pg_replication_slots_active{{job="postgres",instance="dc1-source-db",dc="dc1",slot_name="{SLOT}"}}'
     wait_until("the slot scraped, and active", lambda: [r["value"][1] for r in prometheus.query(expr)] == ["1"], 90)
+
+
+def test_committed_changes_become_sparks_current_rows(lab: Lab, spark: SparkCluster):
+    """spark-jobs/cdc.py on the connector's topic: inserts, an update and a delete committed in
+    PostgreSQL end as the rows the database holds now (the deleted one gone, the updated one
+    changed), whatever the topic held before."""
+    wait_until("orders-cdc and its task to run", connector_running, timeout=180)
+    job = CdcJob(spark, TOPIC)
+    tag = f"spark-cdc-{uuid.uuid4().hex[:8]}"
+    changes = Changes.from_now(lab, tag)
+    try:
+        job.start()
+        rc, out = psql(
+            f"INSERT INTO orders (customer, amount) SELECT '{tag}', n FROM generate_series(1, 10) AS n RETURNING id"
+        )
+        assert rc == 0, out
+        ids = {int(i) for i in out.split()}
+        paid, gone = sorted(ids)[:2]
+        rc, out = psql(f"UPDATE orders SET status = 'paid' WHERE id = {paid}; DELETE FROM orders WHERE id = {gone}")
+        assert rc == 0, out
+
+        def in_kafka() -> bool:
+            changes.poll()
+            return set(changes.ops(ids)) >= {("c", i) for i in ids} | {("u", paid), ("d", gone)}
+
+        wait_until("the changes in the topic", in_kafka, timeout=120)
+        ends = {tp.partition: tp.offset for tp in topic_ends(changes.consumer)}
+
+        def applied() -> bool:
+            assert job.active(), job.journal()
+            read = job.read_up_to()
+            return all(read.get(p, -1) >= end for p, end in ends.items())
+
+        wait_until("the job past the changes", applied, timeout=240)
+        job.stop()
+        rows = {row["id"]: row for row in job.rows() if row.get("customer") == tag}
+    finally:
+        changes.close()
+        job.remove()
+    expected = {i: superuser(f"SELECT status FROM orders WHERE id = {i}") for i in ids - {gone}}
+    assert {i: row["status"] for i, row in rows.items()} == expected
+    assert expected[paid] == "paid" and gone not in rows
