@@ -15,6 +15,7 @@ import json
 import sys
 
 from kafkakit_jobs.kafka_config import spark_kafka_options
+from kafkakit_jobs.session import run_command
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -182,13 +183,7 @@ def dump(spark: SparkSession, args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str]) -> int:
-    args = parse_args(argv)
-    spark = SparkSession.builder.appName(f"kafkakit-cdc-{args.command}").getOrCreate()
-    try:
-        run(spark, args) if args.command == "run" else dump(spark, args)
-    finally:
-        spark.stop()
-    return 0
+    return run_command("kafkakit-cdc", parse_args(argv), {"run": run, "dump": dump})
 
 
 if __name__ == "__main__":

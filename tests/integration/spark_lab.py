@@ -79,8 +79,52 @@ class SparkCluster:
             time.sleep(1)
 
 
+class JobUnit:
+    """A streaming job run as a transient systemd unit on the master (the driver outlives the SSH
+    command and is stopped like a service), its files under SHARED/tests/<name>."""
+
+    cluster: SparkCluster
+    name: str
+    JOB = ""
+
+    @property
+    def base(self) -> str:
+        return f"{SHARED}/tests/{self.name}"
+
+    def launch(self, args: list[str]) -> None:
+        cmd = f"systemd-run --unit={self.name} --collect {SUBMIT} " + " ".join(shlex.quote(a) for a in args)
+        result = self.cluster.run(cmd)
+        assert result.rc == 0, result.stderr
+
+    def active(self) -> bool:
+        return self.cluster.run(f"systemctl is-active {self.name}").stdout.strip() in ("active", "activating")
+
+    def journal(self, lines: int = 60) -> str:
+        return self.cluster.run(f"journalctl -u {self.name} --no-pager -o cat -n {lines}").stdout
+
+    def progress(self) -> list[dict]:
+        """The driver's `progress` lines: one per finished micro-batch (and query)."""
+        lines = self.journal(lines=5000).splitlines()
+        return [json.loads(line[len("progress ") :]) for line in lines if line.startswith("progress ")]
+
+    def stop(self) -> None:
+        self.cluster.run(f"systemctl stop {self.name}")
+        assert not self.active(), f"{self.name} still running"
+
+    def dump(self) -> list[dict]:
+        """The job's output rows, read with its `dump` command (a Spark batch job on the cluster)."""
+        result = self.cluster.submit(self.JOB, "dump", "--output", f"{self.base}/out")
+        assert result.rc == 0, result.stderr[-3000:]
+        return [json.loads(line[4:]) for line in result.stdout.splitlines() if line.startswith("row ")]
+
+    def remove(self) -> None:
+        if self.active():
+            self.stop()
+        self.cluster.run(f"rm -rf {shlex.quote(self.base)}")
+
+
 @dataclass
-class Pipeline:
+class Pipeline(JobUnit):
     """One run of spark-jobs/pipeline.py with its own topics, checkpoints and Parquet folder."""
 
     cluster: SparkCluster
@@ -92,9 +136,7 @@ class Pipeline:
     extra: tuple[str, ...] = ()  # spark-submit options
     job_args: tuple[str, ...] = ()  # more `pipeline.py run` options
 
-    @property
-    def base(self) -> str:
-        return f"{SHARED}/tests/{self.name}"
+    JOB = "pipeline.py"
 
     def start(self) -> None:
         args = [
@@ -117,23 +159,9 @@ class Pipeline:
             self.watermark,
             *self.job_args,
         ]
-        # A transient unit: the driver outlives this SSH command and is stopped like a service.
-        cmd = f"systemd-run --unit={self.name} --collect {SUBMIT} " + " ".join(shlex.quote(a) for a in args)
-        result = self.cluster.run(cmd)
-        assert result.rc == 0, result.stderr
-
-    def active(self) -> bool:
-        return self.cluster.run(f"systemctl is-active {self.name}").stdout.strip() in ("active", "activating")
-
-    def journal(self, lines: int = 60) -> str:
-        return self.cluster.run(f"journalctl -u {self.name} --no-pager -o cat -n {lines}").stdout
+        self.launch(args)
 
     QUERIES = ("aggregates-to-kafka", "aggregates-to-parquet")
-
-    def progress(self) -> list[dict]:
-        """The driver's `progress` lines: one per finished micro-batch and query."""
-        lines = self.journal(lines=5000).splitlines()
-        return [json.loads(line[len("progress ") :]) for line in lines if line.startswith("progress ")]
 
     def watermarks(self) -> dict[str, int]:
         """Per query, the highest watermark (epoch ms) a finished micro-batch ran with: windows
@@ -158,74 +186,31 @@ class Pipeline:
             )
             time.sleep(2)
 
-    def stop(self) -> None:
-        self.cluster.run(f"systemctl stop {self.name}")
-        assert not self.active(), f"{self.name} still running"
-
-    def dump(self) -> list[dict]:
-        """The Parquet sink's committed rows, read with a Spark batch job on the cluster."""
-        result = self.cluster.submit("pipeline.py", "dump", "--output", f"{self.base}/out")
-        assert result.rc == 0, result.stderr[-3000:]
-        return [json.loads(line[4:]) for line in result.stdout.splitlines() if line.startswith("row ")]
-
-    def remove(self) -> None:
-        if self.active():
-            self.stop()
-        self.cluster.run(f"rm -rf {shlex.quote(self.base)}")
-
 
 @dataclass
-class CdcJob:
+class CdcJob(JobUnit):
     """One run of spark-jobs/cdc.py on a connector's topic, with its own checkpoints and output."""
 
     cluster: SparkCluster
     source: str
     name: str = field(default_factory=lambda: f"spark-cdc-{uuid.uuid4().hex[:8]}")
-
-    @property
-    def base(self) -> str:
-        return f"{SHARED}/tests/{self.name}"
+    JOB = "cdc.py"
 
     def start(self) -> None:
         args = [f"{JOBS}/cdc.py", "run", "--kafka-config", KAFKA_CONFIG, "--source", self.source]
-        args += ["--output", f"{self.base}/out", "--checkpoints", f"{self.base}/checkpoints"]
-        cmd = f"systemd-run --unit={self.name} --collect {SUBMIT} " + " ".join(shlex.quote(a) for a in args)
-        result = self.cluster.run(cmd)
-        assert result.rc == 0, result.stderr
-
-    def active(self) -> bool:
-        return self.cluster.run(f"systemctl is-active {self.name}").stdout.strip() in ("active", "activating")
-
-    def journal(self, lines: int = 60) -> str:
-        return self.cluster.run(f"journalctl -u {self.name} --no-pager -o cat -n {lines}").stdout
+        self.launch(args + ["--output", f"{self.base}/out", "--checkpoints", f"{self.base}/checkpoints"])
 
     def read_up_to(self) -> dict[int, int]:
         """Partition -> the offset the last finished micro-batch read up to (its output has it)."""
-        lines = [line for line in self.journal(lines=5000).splitlines() if line.startswith("progress ")]
-        if not lines:
-            return {}
-        ends = json.loads(lines[-1][len("progress ") :])["ends"]
         found: dict[int, int] = {}
+        progress = self.progress()
+        ends = progress[-1]["ends"] if progress else {}
         for offsets in ends.values():
             for partition, offset in (
                 (json.loads(offsets) if isinstance(offsets, str) else offsets or {}).get(self.source, {}).items()
             ):
                 found[int(partition)] = int(offset)
         return found
-
-    def stop(self) -> None:
-        self.cluster.run(f"systemctl stop {self.name}")
-
-    def rows(self) -> list[dict]:
-        """The current rows, read with a Spark batch job on the cluster."""
-        result = self.cluster.submit("cdc.py", "dump", "--output", f"{self.base}/out")
-        assert result.rc == 0, result.stderr[-3000:]
-        return [json.loads(line[4:]) for line in result.stdout.splitlines() if line.startswith("row ")]
-
-    def remove(self) -> None:
-        if self.active():
-            self.stop()
-        self.cluster.run(f"rm -rf {shlex.quote(self.base)}")
 
 
 # --- events and the aggregates they must give --------------------------------------------------

@@ -70,26 +70,33 @@ def test_the_connector_holds_a_reference_to_the_database_password_never_the_pass
     assert "${file:/etc/kafka-connect/secrets/orders-cdc.properties:database.password}" in text
 
 
+def commit_changes(changes: Changes, tag: str, rows: int) -> tuple[set[int], int, int]:
+    """`rows` inserts tagged `tag`, the first row updated to paid and the second deleted, then
+    until the consumer has read every one of those changes: (the ids, the paid one, the gone one)."""
+    rc, out = psql(
+        f"INSERT INTO orders (customer, amount) SELECT '{tag}', n FROM generate_series(1, {rows}) AS n RETURNING id"
+    )
+    assert rc == 0, out
+    ids = {int(i) for i in out.split()}
+    paid, gone = sorted(ids)[:2]
+    rc, out = psql(f"UPDATE orders SET status = 'paid' WHERE id = {paid}; DELETE FROM orders WHERE id = {gone}")
+    assert rc == 0, out
+    expected = {("c", i) for i in ids} | {("u", paid), ("d", gone)}
+
+    def all_arrived() -> bool:
+        changes.poll()
+        return set(changes.ops(ids)) >= expected
+
+    wait_until("every committed change in the topic", all_arrived, timeout=120)
+    return ids, paid, gone
+
+
 def test_rows_committed_in_postgresql_arrive_in_the_connectors_topic(lab: Lab):
     wait_until("orders-cdc and its task to run", connector_running, timeout=180)
     tag = f"cdc-{uuid.uuid4().hex[:8]}"
     changes = Changes.from_now(lab, tag)
     try:
-        rc, out = psql(
-            f"INSERT INTO orders (customer, amount) SELECT '{tag}', n FROM generate_series(1, 20) AS n RETURNING id"
-        )
-        assert rc == 0, out
-        ids = {int(i) for i in out.split()}
-        paid, gone = sorted(ids)[:2]
-        rc, out = psql(f"UPDATE orders SET status = 'paid' WHERE id = {paid}; DELETE FROM orders WHERE id = {gone}")
-        assert rc == 0, out
-        expected = {("c", i) for i in ids} | {("u", paid), ("d", gone)}
-
-        def all_arrived() -> bool:
-            changes.poll()
-            return set(changes.ops(ids)) >= expected
-
-        wait_until("every committed change in the topic", all_arrived, timeout=120)
+        ids, paid, gone = commit_changes(changes, tag, 20)
     finally:
         changes.close()
     created = [row for op, i, row in changes.events if op == "c" and i in ids]
@@ -147,20 +154,7 @@ def test_committed_changes_become_sparks_current_rows(lab: Lab, spark: SparkClus
     changes = Changes.from_now(lab, tag)
     try:
         job.start()
-        rc, out = psql(
-            f"INSERT INTO orders (customer, amount) SELECT '{tag}', n FROM generate_series(1, 10) AS n RETURNING id"
-        )
-        assert rc == 0, out
-        ids = {int(i) for i in out.split()}
-        paid, gone = sorted(ids)[:2]
-        rc, out = psql(f"UPDATE orders SET status = 'paid' WHERE id = {paid}; DELETE FROM orders WHERE id = {gone}")
-        assert rc == 0, out
-
-        def in_kafka() -> bool:
-            changes.poll()
-            return set(changes.ops(ids)) >= {("c", i) for i in ids} | {("u", paid), ("d", gone)}
-
-        wait_until("the changes in the topic", in_kafka, timeout=120)
+        ids, paid, gone = commit_changes(changes, tag, 10)
         ends = {tp.partition: tp.offset for tp in topic_ends(changes.consumer)}
 
         def applied() -> bool:
@@ -170,7 +164,7 @@ def test_committed_changes_become_sparks_current_rows(lab: Lab, spark: SparkClus
 
         wait_until("the job past the changes", applied, timeout=240)
         job.stop()
-        rows = {row["id"]: row for row in job.rows() if row.get("customer") == tag}
+        rows = {row["id"]: row for row in job.dump() if row.get("customer") == tag}
     finally:
         changes.close()
         job.remove()
