@@ -16,8 +16,11 @@ def kafkakit_scrape_configs(
     jmx_basic_auth: dict[str, str] | None = None,
     lag_exporter_port: int | None = None,
     https_ca_file: str | None = None,
+    postgres_sources: Any = None,
+    postgres_exporter_port: int = monitoring.POSTGRES_EXPORTER_PORT,
 ) -> list[dict[str, Any]]:
-    """Prometheus scrape_configs for every zookeeper, kafka_broker and mirrormaker host."""
+    """Prometheus scrape_configs for every zookeeper, kafka_broker and mirrormaker host, and the
+    source databases' exporters."""
     plain_groups = {k: list(v) for k, v in dict(groups).items()}
     return monitoring.scrape_configs(
         plain_groups,
@@ -28,6 +31,8 @@ def kafkakit_scrape_configs(
         jmx_basic_auth,
         lag_exporter_port,
         https_ca_file,
+        [dict(s) for s in postgres_sources or []],
+        int(postgres_exporter_port),
     )
 
 

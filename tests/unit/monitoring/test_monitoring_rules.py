@@ -15,6 +15,7 @@ import yaml
 
 from kafkakit.monitoring import prometheus as monitoring
 from kafkakit.rules.inventory import HostRecord, build_inventory
+from tests.unit.support import plugin_files
 
 ROOT = Path(__file__).resolve().parents[3]
 FILES = ROOT / "roles" / "monitoring" / "files"
@@ -273,6 +274,16 @@ def test_each_source_database_is_scraped_from_every_monitoring_host_labelled_as_
     ]
     # No source database declared: no job.
     assert "postgres" not in targets(monitoring.scrape_configs(groups, hostvars))
+
+
+def test_the_filter_takes_what_prometheus_yml_passes():
+    # templates/prometheus.yml.j2: groups | kafkakit_scrape_configs(hostvars, and these eight).
+    filters = plugin_files.load("filter/monitoring.py", "kafkakit_monitoring_filters")
+    groups, hostvars = play_view(lab_inventory())
+    login = {"username": "p", "password_file": "/f"}
+    args = [{}, 9100, 9090, login, 9308, "/ca.crt", [{"name": "db", "dc": "dc1"}], 9187]
+    jobs = filters.kafkakit_scrape_configs(groups, hostvars, *args)
+    assert [j["job_name"] for j in jobs][-1] == "postgres"
 
 
 def test_the_web_login_hash_is_the_same_on_every_run_and_differs_per_host_and_password():
