@@ -122,9 +122,15 @@ def test_rest_listens_on_the_private_address_only_and_the_admin_endpoints_are_of
 
 def test_a_request_to_either_worker_reaches_the_leader_over_mutual_tls():
     """A connector created through each worker in turn (one of them is a follower, which forwards
-    to the leader presenting its host certificate); created stopped, so it runs nothing."""
+    to the leader presenting its host certificate); created stopped, so it runs nothing. Each
+    worker answers from its own read of the config topic: the other one lists the connector once
+    it has read the leader's write, and drops it the same way."""
     tls = admin_tls()
     conf = LAB.client_conf(DC)
+
+    def listed(worker: Host) -> list[str]:
+        return request(url(worker), "GET", "/connectors", tls)[1]
+
     for via, other in ((WORKERS[0], WORKERS[1]), (WORKERS[1], WORKERS[0])):
         name = f"kafkakit-forward-probe-{via.name}"
         config = {
@@ -140,13 +146,13 @@ def test_a_request_to_either_worker_reaches_the_leader_over_mutual_tls():
                 url(via), "POST", "/connectors", tls, {"name": name, "config": config, "initial_state": "STOPPED"}
             )
             assert status == 201 and created["name"] == name, created
-            assert name in request(url(other), "GET", "/connectors", tls)[1]
+            wait_until(f"{other.name} to list {name}", lambda o=other, n=name: n in listed(o), 30)
         finally:
             try:
                 request(url(via), "DELETE", f"/connectors/{name}", tls)
             except RestError as exc:
                 assert exc.status == 404, exc
-        assert name not in request(url(other), "GET", "/connectors", tls)[1]
+        wait_until(f"{other.name} to drop {name}", lambda o=other, n=name: n not in listed(o), 30)
 
 
 def test_the_internal_topics_are_the_declared_ones(lab: Lab):
