@@ -56,6 +56,23 @@ def superuser(sql: str) -> str:
     return LAB.testinfra(DB).check_output(f"runuser -u postgres -- psql -X -q -t -A -d shop -c {shlex.quote(sql)}")
 
 
+FILLER = "public.kafkakit_wal_filler"
+
+
+def write_wal_elsewhere(rows: int, pad: int = 0) -> None:
+    """WAL the connector is not sent: `rows` rows (each with `pad` bytes) written to a table outside
+    the publication, then truncated. drop_wal_filler() removes the table."""
+    superuser(
+        f"CREATE TABLE IF NOT EXISTS {FILLER} (n integer, pad text);"
+        f" INSERT INTO {FILLER} SELECT n, repeat('x', {pad}) FROM generate_series(1, {rows}) n;"
+        f" TRUNCATE {FILLER}"
+    )
+
+
+def drop_wal_filler() -> None:
+    superuser(f"DROP TABLE IF EXISTS {FILLER}")
+
+
 def connector_running() -> bool:
     return connect_lab.connector_running(CONNECTOR)
 

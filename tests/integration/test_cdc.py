@@ -15,7 +15,18 @@ import uuid
 
 from kafkakit.cluster.connect import request
 from kafkakit.monitoring.prometheus import POSTGRES_EXPORTER_PORT
-from tests.integration.cdc_lab import CONNECTOR, TOPIC, Changes, connector_running, psql, secret, superuser, topic_ends
+from tests.integration.cdc_lab import (
+    CONNECTOR,
+    TOPIC,
+    Changes,
+    connector_running,
+    drop_wal_filler,
+    psql,
+    secret,
+    superuser,
+    topic_ends,
+    write_wal_elsewhere,
+)
 from tests.integration.conftest import wait_until
 from tests.integration.connect_lab import WORKERS, admin_tls, url
 from tests.integration.lab import Lab
@@ -113,11 +124,7 @@ def slot_lsn(column: str) -> int:
 def test_the_heartbeat_moves_the_slot_on_while_the_captured_table_is_idle():
     wait_until("orders-cdc and its task to run", connector_running, timeout=180)
     # WAL the connector is not sent: rows of a table outside the publication (orders gets none).
-    superuser(
-        "CREATE TABLE IF NOT EXISTS public.kafkakit_wal_filler (n integer);"
-        " INSERT INTO public.kafkakit_wal_filler SELECT generate_series(1, 50000);"
-        " TRUNCATE public.kafkakit_wal_filler"
-    )
+    write_wal_elsewhere(50000)
     try:
         target = int(superuser("SELECT pg_current_wal_lsn() - '0/0'::pg_lsn"))
         assert slot_lsn("confirmed_flush_lsn") < target  # what the heartbeat must move on
@@ -125,7 +132,7 @@ def test_the_heartbeat_moves_the_slot_on_while_the_captured_table_is_idle():
         # database may recycle the WAL before it.
         wait_until("the slot confirmed past the idle stretch", lambda: slot_lsn("confirmed_flush_lsn") >= target, 90)
     finally:
-        superuser("DROP TABLE IF EXISTS public.kafkakit_wal_filler")
+        drop_wal_filler()
     beat = superuser("SELECT now() - beat < interval '1 minute' FROM public.debezium_heartbeat WHERE id = 1")
     assert beat == "t", beat
 

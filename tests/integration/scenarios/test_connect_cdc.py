@@ -12,7 +12,15 @@ import threading
 
 from kafkakit.cluster.connect import request
 from tests.integration.accounting import account, step
-from tests.integration.cdc_lab import CONNECTOR, LAB, Changes, RowWriter, connector_running, superuser
+from tests.integration.cdc_lab import (
+    CONNECTOR,
+    LAB,
+    Changes,
+    RowWriter,
+    connector_running,
+    drop_wal_filler,
+    write_wal_elsewhere,
+)
 from tests.integration.conftest import wait_until
 from tests.integration.connect_lab import DC, WORKERS, admin_tls, url
 from tests.integration.lab import Lab
@@ -149,16 +157,11 @@ def test_a_stopped_connectors_slot_fires_the_wal_alert_then_clears_and_no_row_is
             request(url(WORKERS[0]), "PUT", f"/connectors/{CONNECTOR}/stop", admin_tls())
             try:
                 wait_until("orders-cdc stopped", lambda: _connector_state() == "STOPPED", 60)
-                superuser(
-                    "CREATE TABLE IF NOT EXISTS public.kafkakit_wal_filler (n integer, pad text);"
-                    " INSERT INTO public.kafkakit_wal_filler"
-                    " SELECT n, repeat('x', 100) FROM generate_series(1, 600000) n;"
-                    " TRUNCATE public.kafkakit_wal_filler"
-                )
+                write_wal_elsewhere(600000, pad=100)
                 wait_until("the retained-WAL alert to fire", lambda: prometheus.firing(SLOT_ALERT, **slot), 240)
             finally:
                 request(url(WORKERS[0]), "PUT", f"/connectors/{CONNECTOR}/resume", admin_tls())
-                superuser("DROP TABLE IF EXISTS public.kafkakit_wal_filler")
+                drop_wal_filler()
         with step("orders-cdc resumed, until the alert clears"):
             wait_until("the alert to clear", lambda: not prometheus.firing(SLOT_ALERT, **slot), 300)
 
