@@ -8,7 +8,8 @@ defaults, the inventories, the lab's host facts, the callers' literals) are of t
 
 Entry points are named here without the file extension, as the specs are. Ansible looks a spec up
 by tasks_from verbatim (ansible/ansible#75456): it validates `tasks_from: jmx-agent` against the
-spec `jmx-agent`, and a call `tasks_from: reassign.yml` against none."""
+spec `jmx-agent`, and a call `tasks_from: reassign.yml` against none; so every call names its
+entry point without the extension, and the specs are checked when the kit runs."""
 
 from __future__ import annotations
 
@@ -148,13 +149,30 @@ def test_the_calls_include_those_of_the_playbooks_roles_and_roll():
     assert {
         "ansible/verify.yml",
         "ansible/ops/rotate-certificates.yml",
-        "roles/zookeeper/tasks/renew.yml",
+        "roles/kafka_broker/tasks/certificates.yml",
     } <= callers_seen
     assert ("zookeeper", "roll-plan") in ENTRY_POINTS and ("mirrormaker2", "roll-plan") not in ENTRY_POINTS
     assert ("mirrormaker2", "wait-ready") in ENTRY_POINTS
     roll_waits = [c for c in CALLS if c.entry == "wait-ready" and c.where == "roles/roll/tasks/wait-one.yml"]
     assert {c.role for c in roll_waits} == {s["role"] for s in roll_services().values()}
     assert all(c.scope == {"roll_host"} for c in roll_waits)
+
+
+def raw_calls() -> list[str]:
+    """Every tasks_from of an include_role/import_role, as written, with where it is."""
+    return [
+        f"{t.source.relative_to(ROOT)}: {t.task[key]['tasks_from']}"
+        for t in all_tasks()
+        for key in INCLUDE_ROLE
+        if isinstance(t.task.get(key), dict) and "tasks_from" in t.task[key]
+    ]
+
+
+def test_every_call_names_its_entry_point_so_that_ansible_checks_its_spec():
+    written = raw_calls()
+    assert len(written) > 50
+    with_extension = [c for c in written if c.endswith((".yml", ".yaml"))]
+    assert with_extension == [], "a tasks_from with the extension bypasses the argument spec"
 
 
 def test_every_entry_point_called_from_outside_its_role_has_a_spec():

@@ -53,7 +53,7 @@ def top_level_options(role: Role) -> list[tuple[str, str, dict]]:
 
 def test_each_variable_is_defined_in_one_role() -> None:
     """A value several roles need lives in the role that owns it; the others read it from there
-    (the dependency on kafka_common, or an import of kafka_pki's / kafka_common's tasks/defaults.yml)."""
+    (a meta dependency on kafka_common, the role of shared defaults)."""
     seen: dict[str, list[str]] = {}
     for role in ROLES:
         for name in role.defaults:
@@ -61,18 +61,23 @@ def test_each_variable_is_defined_in_one_role() -> None:
     assert {name: roles for name, roles in seen.items() if len(roles) > 1} == {}
 
 
-def test_roles_imported_for_their_defaults_bring_no_handlers() -> None:
-    """import_role adds the imported role's handlers to the play: the task-less defaults.yml entry
-    points are safe only while their roles have none."""
-    importers = [p for p in (ROOT / "roles").glob("*/tasks/*.yml") if "tasks_from: defaults.yml" in p.read_text()]
-    imported = {m for p in importers for m in re.findall(r"name: (\w+)\n\s+tasks_from: defaults.yml", p.read_text())}
-    assert imported == {"kafka_pki", "kafka_common"}
-    assert [r for r in sorted(imported) if (ROOT / "roles" / r / "handlers").exists()] == []
+def test_a_role_reads_shared_defaults_through_its_dependency_not_an_empty_include() -> None:
+    """kafka_common holds the values several roles read, and nothing else: a role that needs them
+    depends on it (meta/main.yml), which adds no tasks and no handlers to the play."""
+    readers = {"kafka_pki", "zookeeper", "monitoring", "kafka_broker", "kafka_controller", "kafka_connect"}
+    for name in readers:
+        deps = yaml.safe_load((ROOT / "roles" / name / "meta" / "main.yml").read_text())["dependencies"]
+        assert {"role": "kafka_common"} in deps, name
+    tasks = (ROOT / "roles").glob("*/tasks/*.yml")
+    empty = [str(p.relative_to(ROOT)) for p in tasks if yaml.safe_load(p.read_text()) in ([], None)]
+    assert empty == ["roles/kafka_common/tasks/main.yml"]
+    assert [p for p in (ROOT / "roles").rglob("tasks/*.yml") if "tasks_from: defaults" in p.read_text()] == []
+    assert not (ROOT / "roles" / "kafka_common" / "handlers").exists()
 
 
 # The Ansible side names these values once: in the owning role's defaults (and its own spec).
 VALUE_HOMES = {
-    "/etc/kafkakit/pki": {"roles/kafka_pki/defaults/main.yml", "roles/kafka_pki/meta/argument_specs.yml"},
+    "/etc/kafkakit/pki": {"roles/kafka_common/defaults/main.yml", "roles/kafka_common/meta/argument_specs.yml"},
     "2182": {"roles/kafka_common/defaults/main.yml", "roles/kafka_common/meta/argument_specs.yml"},
 }
 # promtool's test data for the alert rules: sample label values, not settings.
@@ -115,9 +120,13 @@ def test_every_default_is_in_the_roles_spec(role: Role) -> None:
 # --- the secrets ----------------------------------------------------------------------------
 
 
+# Entry points' parameters a caller passes a secret in (not inventory variables).
+PASSED_SECRETS = {"kafka_pki_keystore_password"}
+
+
 def test_the_argument_specs_mark_exactly_the_listed_secrets_no_log() -> None:
     no_log = {name for role in ROLES for _, name, opt in top_level_options(role) if opt.get("no_log")}
-    assert no_log == set(SECRETS)
+    assert no_log == set(SECRETS) | PASSED_SECRETS
 
 
 def test_a_secret_is_no_log_in_every_spec_that_names_it() -> None:

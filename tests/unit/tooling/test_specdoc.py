@@ -39,7 +39,7 @@ def test_rows_show_type_default_required_and_secrets() -> None:
     assert "| `kafka_admin_password` (secret) | str |  | yes | Its password (vault it). |" in text
     # Suboptions under their list, and a default owned by another role named beside the value.
     assert "| `kafka_topics[].name` | str |  | yes | Topic name. |" in text
-    assert "| `kafka_pki_dir` | str | `/etc/kafkakit/pki` (kafka_pki) |" in text
+    assert "| `kafka_pki_dir` | str | `/etc/kafkakit/pki` (kafka_common) |" in text
 
 
 def test_every_role_has_a_readme_that_links_its_variables() -> None:
