@@ -132,7 +132,7 @@ def test_declared_topics_exist_as_declared(lab: Lab, dc: str, admin: AdminClient
         assert name in meta, f"{name} is declared for {dc} but not in the cluster"
         partitions = meta[name].partitions.values()
         assert len(partitions) == topic["partitions"], name
-        # kafka_access's default when a topic gives none.
+        # kafka_resources's default when a topic gives none.
         assert {len(p.replicas) for p in partitions} == {topic.get("replication_factor", 3)}, name
         resource = ConfigResource(ResourceType.TOPIC, name)
         configs = admin.describe_configs([resource])[resource].result(timeout=20)

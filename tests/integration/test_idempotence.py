@@ -12,7 +12,7 @@ from tests.integration.lab import CLIENT_DIR, Lab
 from tests.integration.playbooks import LOGS, playbook_process, recap, run_playbook
 
 # The secrets a dry run can render with another value. Three stay as they are because the run
-# itself uses them: the admin's password (kafka_access logs in to Kafka with it), and the CA
+# itself uses them: the admin's password (kafka_resources logs in to Kafka with it), and the CA
 # passphrase (kafka_pki opens the CA key); for those, and for every other secret in use (the
 # users' passwords among them), the current value must not show either.
 CANARIES = (

@@ -30,6 +30,6 @@ def test_the_anchor_heads_bucket_zero_at_every_size() -> None:
 def test_the_controllers_format_the_anchor_before_any_user_and_the_access_role_never_removes_it() -> None:
     fmt = (REPO / "roles/kafka_controller/tasks/format.yml").read_text()
     assert fmt.index("'name': kafka_scram_anchor_user") < fmt.index("'name': kafka_admin_user")
-    access = yaml.safe_load((REPO / "roles/kafka_access/tasks/main.yml").read_text())
+    access = yaml.safe_load((REPO / "roles/kafka_resources/tasks/main.yml").read_text())
     apply = next(t for t in access if "kafka_scram_users" in t)
     assert "{{ kafka_scram_anchor_user }}" in apply["kafka_scram_users"]["protected"]

@@ -22,7 +22,7 @@ from tests.unit.support.ansible_run import REPO, run_playbook
 
 MM2_TASK = ("mirrormaker2", "main.yml", "Write the MirrorMaker configuration and unit")
 CLIENT_TASK = (
-    "kafka_access",
+    "kafka_resources",
     "main.yml",
     "Write the admin's and the users' client configs of {{ dc }}",
 )
@@ -50,7 +50,7 @@ def role_task(role: str, tasks_file: str, name: str) -> dict:
         args = task["kafkakit_files"]
         args.pop("unit", None)
         args.pop("watch", None)
-        if isinstance(args["files"], str):  # one expression that renders the whole list (kafka_access)
+        if isinstance(args["files"], str):  # one expression that renders the whole list (kafka_resources)
             args["files"] = args["files"].replace(
                 "lookup('ansible.builtin.template', ", f"lookup('ansible.builtin.template', '{templates}' ~ "
             )
@@ -100,7 +100,7 @@ def playbook(tmp_path: Path) -> list[dict]:
             "vars_files": [
                 str(REPO / "roles/kafka_common/defaults/main.yml"),
                 str(REPO / "roles/mirrormaker2/defaults/main.yml"),
-                str(REPO / "roles/kafka_access/defaults/main.yml"),
+                str(REPO / "roles/kafka_resources/defaults/main.yml"),
                 str(tmp_path / "host.yml"),
             ],
             "tasks": [mm2, leak, client],

@@ -1,4 +1,4 @@
-"""Filters for kafka_access's guards: one copy of the rules, in kafkakit.guards.access."""
+"""Filters for kafka_resources's guards: one copy of the rules, in kafkakit.guards.access."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ description:
   - Creates the topic, adds partitions, and sets the declared topic configs (other dynamic configs
     are left alone). Refuses to shrink partitions or change the replication factor.
   - Deletes the topic (I(state=absent)) only with I(allow_delete); without it the module fails before
-    contacting the cluster. The kafka_access role sets it for the topics the operator names in
+    contacting the cluster. The kafka_resources role sets it for the topics the operator names in
     C(kafka_topics_allow_delete).
   - Supports check mode and diff mode. Runs on the Ansible controller.
 options:

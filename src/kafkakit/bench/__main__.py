@@ -217,7 +217,7 @@ def mode_labels(args: argparse.Namespace) -> dict[str, str]:
 def lab_sections(args: argparse.Namespace, say: Progress) -> list[str]:
     """MirrorMaker 2 figures, then the playbook timings: after the client runs, because the
     rolling restart moves leaders about, and after the bench ACLs are gone, because site.yml
-    (kafka_access, exclusive ACLs) would remove them and so would not be a no-op. The BENCH
+    (kafka_resources, exclusive ACLs) would remove them and so would not be a no-op. The BENCH
     listener may still be on: a per-broker dynamic overlay that site.yml neither sees nor undoes."""
     sections: list[str] = []
     if args.mm2_runs > 0:

@@ -74,7 +74,7 @@ def plaintext_bootstrap(inventory: Mapping[str, Any], dc: str, port: int) -> str
 
 
 def read_property(path: Path, key: str) -> str:
-    """One key of a Java .properties file (plain key=value lines, as kafka_access writes them)."""
+    """One key of a Java .properties file (plain key=value lines, as kafka_resources writes them)."""
     for line in path.read_text().splitlines():
         name, sep, value = line.strip().partition("=")
         if sep and not name.startswith(("#", "!")) and name.strip() == key:

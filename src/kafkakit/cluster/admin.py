@@ -20,7 +20,7 @@ def client_conf(bootstrap_servers: str, client_config: Mapping[str, Any] | None 
 
 
 def read_client_conf(path: Path) -> dict[str, str]:
-    """A librdkafka/kcat .conf file (what kafka_access writes for each data centre and user)."""
+    """A librdkafka/kcat .conf file (what kafka_resources writes for each data centre and user)."""
     conf = {}
     for line in path.read_text().splitlines():
         line = line.strip()

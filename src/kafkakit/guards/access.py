@@ -1,4 +1,4 @@
-"""Guards of kafka_access's destructive changes (issue 16).
+"""Guards of kafka_resources's destructive changes (issue 16).
 
 A topic declared `state: absent` is deleted only when the operator names it in
 `kafka_topics_allow_delete` for that run; anything else (an unnamed topic, a name no data centre

@@ -1,4 +1,4 @@
-"""A data centre's declared users and ACLs (roles/kafka_access): every ACL must be for a principal
+"""A data centre's declared users and ACLs (roles/kafka_resources): every ACL must be for a principal
 that exists, or it grants nothing today and everything to whoever takes the name later."""
 
 from __future__ import annotations

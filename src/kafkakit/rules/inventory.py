@@ -207,7 +207,7 @@ INVENTORY_VARIABLES: tuple[InventoryVariable, ...] = (
     InventoryVariable("zookeeper_keystore_password", used_by=("zookeeper",)),
     InventoryVariable("kafka_pki_ca_passphrase", used_by=_PKI_HOSTS),
     InventoryVariable("kafka_pki_ca_dir", secret=False, used_by=_PKI_HOSTS),
-    # kafka_access creates the service users from the brokers' vars, so the brokers need them too.
+    # kafka_resources creates the service users from the brokers' vars, so the brokers need them too.
     InventoryVariable("kafka_mirrormaker_password", "mirrormaker", used_by=("mirrormaker", "kafka_broker")),
     InventoryVariable("kafka_spark_password", "spark_master", used_by=("spark_master", "spark_worker", "kafka_broker")),
     InventoryVariable("kafka_monitoring_password", "monitoring", used_by=("monitoring", "kafka_broker")),

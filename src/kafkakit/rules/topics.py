@@ -1,4 +1,4 @@
-"""The declared topics of a data centre (`kafka_topics`, roles/kafka_access) as typed: each
+"""The declared topics of a data centre (`kafka_topics`, roles/kafka_resources) as typed: each
 entry's fields, name, sizes, state and configs, checked before anything reaches a broker.
 
 The rules that need the cluster's shape (replication factor above the broker count, partitions
@@ -13,10 +13,10 @@ from collections.abc import Mapping
 from kafkakit.rules.topic_configs import closest_topic_config, release_line, topic_config_names
 from kafkakit.rules.values import is_true, whole_number
 
-# The fields of a kafka_topics entry (roles/kafka_access/meta/argument_specs.yml).
+# The fields of a kafka_topics entry (roles/kafka_resources/meta/argument_specs.yml).
 TOPIC_FIELDS = ("name", "partitions", "replication_factor", "configs", "consumers", "state")
 TOPIC_STATES = ("present", "absent")
-# kafka_access applies a topic with replication factor 3 when the entry gives none.
+# kafka_resources applies a topic with replication factor 3 when the entry gives none.
 DEFAULT_TOPIC_REPLICATION_FACTOR = 3
 # Kafka's own rule for a topic name (org.apache.kafka.common.internals.Topic).
 MAX_TOPIC_NAME = 249

@@ -1,4 +1,4 @@
-"""kafka_access destroys nothing unasked (issue 16): topic deletion needs the topics named in
+"""kafka_resources destroys nothing unasked (issue 16): topic deletion needs the topics named in
 kafka_topics_allow_delete, and undeclared ACL bindings are kept unless kafka_acls_exclusive is set."""
 
 from __future__ import annotations
@@ -154,7 +154,7 @@ def test_the_modules_destroy_nothing_by_default(module: str, option: str) -> Non
 
 
 def test_the_role_keeps_undeclared_acls_by_default_and_the_lab_says_otherwise() -> None:
-    role = REPO / "roles/kafka_access"
+    role = REPO / "roles/kafka_resources"
     defaults = yaml.safe_load((role / "defaults/main.yml").read_text())
     specs = yaml.safe_load((role / "meta/argument_specs.yml").read_text())["argument_specs"]["main"]["options"]
     assert defaults["kafka_acls_exclusive"] is False and specs["kafka_acls_exclusive"]["default"] is False
@@ -165,7 +165,7 @@ def test_the_role_keeps_undeclared_acls_by_default_and_the_lab_says_otherwise() 
 
 
 def role_task(name: str) -> dict:
-    tasks = yaml.safe_load((REPO / "roles/kafka_access/tasks/main.yml").read_text())
+    tasks = yaml.safe_load((REPO / "roles/kafka_resources/tasks/main.yml").read_text())
     return next(t for t in tasks if t["name"] == name)
 
 
@@ -183,7 +183,7 @@ def run_tasks(
             },
         }
     }
-    play = [{"name": "kafka_access tasks", "hosts": "kafka_broker", "gather_facts": False, "tasks": tasks}]
+    play = [{"name": "kafka_resources tasks", "hosts": "kafka_broker", "gather_facts": False, "tasks": tasks}]
     (tmp_path / "hosts.yml").write_text(yaml.safe_dump(inventory))
     (tmp_path / "play.yml").write_text(yaml.safe_dump(play, sort_keys=False))
     return run_playbook(tmp_path / "hosts.yml", tmp_path / "play.yml", *extra, tmp_path=tmp_path)
@@ -192,7 +192,7 @@ def run_tasks(
 def test_the_role_refuses_an_unconfirmed_deletion_in_one_message(tmp_path: Path) -> None:
     """The role's own guard, its first task: dc1's named deletion passes, dc2's unnamed one is
     refused with the guard's message."""
-    guard = yaml.safe_load((REPO / "roles/kafka_access/tasks/main.yml").read_text())[0]
+    guard = yaml.safe_load((REPO / "roles/kafka_resources/tasks/main.yml").read_text())[0]
     assert guard["name"].startswith("Refuse unconfirmed topic deletions"), "the guard must come first"
     hosts = {
         "b1": {"dc": "dc1", "kafka_topics": [KEEP, OLD]},
@@ -208,9 +208,9 @@ def test_the_role_refuses_an_unconfirmed_deletion_in_one_message(tmp_path: Path)
 def test_the_role_says_how_many_undeclared_bindings_it_removes_or_keeps(tmp_path: Path) -> None:
     plan = {"undeclared": ["User:x ALLOW READ topic:a", "User:y ALLOW READ topic:b"]}
     hosts = {
-        "b1": {"dc": "dc1", "kafka_acls_exclusive": True, "kafka_access_acls": plan},
-        "b2": {"dc": "dc2", "kafka_acls_exclusive": False, "kafka_access_acls": plan},
-        "b3": {"dc": "dc3", "kafka_acls_exclusive": False, "kafka_access_acls": {"undeclared": []}},
+        "b1": {"dc": "dc1", "kafka_acls_exclusive": True, "kafka_resources_acls": plan},
+        "b2": {"dc": "dc2", "kafka_acls_exclusive": False, "kafka_resources_acls": plan},
+        "b3": {"dc": "dc3", "kafka_acls_exclusive": False, "kafka_resources_acls": {"undeclared": []}},
     }
     done = run_tasks(tmp_path, hosts, [role_task("Report the undeclared ACL bindings of {{ dc }}")])
     out = done.stdout

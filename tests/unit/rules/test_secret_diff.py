@@ -278,7 +278,7 @@ def test_every_task_writing_a_secret_has_diff_false() -> None:
         "roles/zookeeper/tasks/main.yml: Write the ZooKeeper configuration and unit",
         "roles/kafka_controller/tasks/main.yml: Write the controller configuration and unit",
         "roles/spark/tasks/main.yml: Write the Spark configuration, unit and Kafka client files",
-        "roles/kafka_access/tasks/main.yml: Write the admin's and the users' client configs of {{ dc }}",
+        "roles/kafka_resources/tasks/main.yml: Write the admin's and the users' client configs of {{ dc }}",
         "roles/monitoring/tasks/lag-exporter.yml: Write the exporter, its settings, certificate and unit",
         "roles/monitoring/tasks/jmx-agent.yml: Install the JMX exporter rules of {{ monitoring_jmx_component }}",
         "roles/spark/tasks/secret.yml: Generate the RPC secret on the master unless one is given",
