@@ -79,6 +79,22 @@ def new_connection_refused(conf: dict[str, str], topic: str) -> KafkaError | Non
     return errors[0] if errors else KafkaError(KafkaError._MSG_TIMED_OUT)
 
 
+def retire_if_promoted() -> None:
+    """What a failed rotation test leaves, undone: a promoted CA (old/ still there) is retired, so
+    the lab trusts one CA again, as the next scenario expects."""
+    if (PKI / "old" / "ca.crt").is_file():
+        out = playbook_process(
+            "ops/retire-ca.yml",
+            "-e",
+            f"rotate_retire_confirm={PKI}",
+            "-e",
+            "rotate_soak_hours=0",
+            "-e",
+            "verify_spark_smoke=false",
+        )
+        account(f"clean-up after a failure: retire-ca.yml exit {out.returncode}")
+
+
 def test_ca_rotation_keeps_unmanaged_clients_working_until_a_confirmed_retire(
     lab: Lab, client_conf, new_topic, healthy_after, tmp_path: Path
 ):
@@ -93,81 +109,86 @@ def test_ca_rotation_keeps_unmanaged_clients_working_until_a_confirmed_retire(
     shutil.copy(PKI / "trusted.crt", tmp_path / "old-ca.crt")
     old_conf = {**client_conf, "ssl.ca.location": str(tmp_path / "old-ca.crt")}
 
-    with step("promote (ops/rotate-ca.yml)"):
-        old_client = Load(old_conf, topic)
-        try:
-            out_promote = run_playbook("ops/rotate-ca.yml")
-            chain = presented(broker, 9093)
-        finally:
-            old_report = old_client.finish()
-    account_clean("old-CA client through promote", old_report)
-    assert "ops/retire-ca.yml -e rotate_retire_confirm=" in " ".join(out_promote.split()), out_promote[-2000:]
-    assert (PKI / "trusted.crt").read_text().count("BEGIN CERTIFICATE") == 2, "promote keeps the old CA beside the new"
-    # The server's certificate, then the new CA that issued it, cross-signed by the old one.
-    assert len(chain) == 2 and chain[1][0] == chain[0][1] and chain[1][1] != chain[1][0], chain
-    # The old CA still opens new connections after promote.
-    assert new_connection_refused(old_conf, probes) is None
+    try:
+        with step("promote (ops/rotate-ca.yml)"):
+            old_client = Load(old_conf, topic)
+            try:
+                out_promote = run_playbook("ops/rotate-ca.yml")
+                chain = presented(broker, 9093)
+            finally:
+                old_report = old_client.finish()
+        account_clean("old-CA client through promote", old_report)
+        assert "ops/retire-ca.yml -e rotate_retire_confirm=" in " ".join(out_promote.split()), out_promote[-2000:]
+        assert (PKI / "trusted.crt").read_text().count("BEGIN CERTIFICATE") == 2, (
+            "promote keeps the old CA beside the new"
+        )
+        # The server's certificate, then the new CA that issued it, cross-signed by the old one.
+        assert len(chain) == 2 and chain[1][0] == chain[0][1] and chain[1][1] != chain[1][0], chain
+        # The old CA still opens new connections after promote.
+        assert new_connection_refused(old_conf, probes) is None
 
-    # Retire refused without the confirmation, then before the soak: nothing changes either time.
-    refused = playbook_process("ops/retire-ca.yml")
-    assert refused.returncode != 0 and f"-e rotate_retire_confirm={PKI}" in " ".join(refused.stdout.split())
-    soak = playbook_process("ops/retire-ca.yml", "-e", f"rotate_retire_confirm={PKI}")
-    assert soak.returncode != 0 and "the soak is 168 h" in " ".join(soak.stdout.split()), soak.stdout[-2000:]
-    assert (PKI / "old" / "ca.crt").is_file() and (PKI / "ca-cross.crt").is_file()
-    assert len(presented(broker, 9093)) == 2, "a refused retire changed what the servers present"
-    assert new_connection_refused(old_conf, probes) is None
+        # Retire refused without the confirmation, then before the soak: nothing changes either time.
+        refused = playbook_process("ops/retire-ca.yml")
+        assert refused.returncode != 0 and f"-e rotate_retire_confirm={PKI}" in " ".join(refused.stdout.split())
+        soak = playbook_process("ops/retire-ca.yml", "-e", f"rotate_retire_confirm={PKI}")
+        assert soak.returncode != 0 and "the soak is 168 h" in " ".join(soak.stdout.split()), soak.stdout[-2000:]
+        assert (PKI / "old" / "ca.crt").is_file() and (PKI / "ca-cross.crt").is_file()
+        assert len(presented(broker, 9093)) == 2, "a refused retire changed what the servers present"
+        assert new_connection_refused(old_conf, probes) is None
 
-    # An application given the new CA only, as the promote message says, sends through retire.
-    shutil.copy(PKI / "ca.crt", tmp_path / "new-ca.crt")
-    new_conf = {**client_conf, "ssl.ca.location": str(tmp_path / "new-ca.crt")}
-    with step("retire (ops/retire-ca.yml, confirmed, soak 0 h)"):
-        new_client = Load(new_conf, topic, first_seq=1_000_000)
-        try:
-            # Without the phase's Spark smoke job: the contract tier's test_spark.py submits it.
-            out_retire = run_playbook(
-                "ops/retire-ca.yml",
-                "-e",
-                f"rotate_retire_confirm={PKI}",
-                "-e",
-                "rotate_soak_hours=0",
-                "-e",
-                "verify_spark_smoke=false",
-            )
-        finally:
-            new_report = new_client.finish()
-    account_clean("new-CA client through retire", new_report)
-    # Retire did retire: the old CA's new connections fail the handshake (the positive control
-    # beside it is the new-CA client above).
-    error = new_connection_refused(old_conf, probes)
-    account(f"old-CA client after retire: a new connection gets {error}")
-    assert error is not None
+        # An application given the new CA only, as the promote message says, sends through retire.
+        shutil.copy(PKI / "ca.crt", tmp_path / "new-ca.crt")
+        new_conf = {**client_conf, "ssl.ca.location": str(tmp_path / "new-ca.crt")}
+        with step("retire (ops/retire-ca.yml, confirmed, soak 0 h)"):
+            new_client = Load(new_conf, topic, first_seq=1_000_000)
+            try:
+                # Without the phase's Spark smoke job: the contract tier's test_spark.py submits it.
+                out_retire = run_playbook(
+                    "ops/retire-ca.yml",
+                    "-e",
+                    f"rotate_retire_confirm={PKI}",
+                    "-e",
+                    "rotate_soak_hours=0",
+                    "-e",
+                    "verify_spark_smoke=false",
+                )
+            finally:
+                new_report = new_client.finish()
+        account_clean("new-CA client through retire", new_report)
+        # Retire did retire: the old CA's new connections fail the handshake (the positive control
+        # beside it is the new-CA client above).
+        error = new_connection_refused(old_conf, probes)
+        account(f"old-CA client after retire: a new connection gets {error}")
+        assert error is not None
 
-    acked = {d.seq for report in (old_report, new_report) for d in report.acked}
-    got = read_all(client_conf, topic, len(acked), timeout=120)
-    seen = {int(m.value().decode().split(":")[1]) for m in got}
-    assert acked <= seen, f"{len(acked - seen)} acknowledged messages lost"
+        acked = {d.seq for report in (old_report, new_report) for d in report.acked}
+        got = read_all(client_conf, topic, len(acked), timeout=120)
+        seen = {int(m.value().decode().split(":")[1]) for m in got}
+        assert acked <= seen, f"{len(acked - seen)} acknowledged messages lost"
 
-    after = {issuer_of(h) for h in hosts}
-    assert len(after) == 1 and after != before, f"issuers before {before}, after {after}"
-    # The old CA is gone from the bundle everyone trusts and from what the servers present, and
-    # the verification reported days left.
-    assert (PKI / "trusted.crt").read_text().count("BEGIN CERTIFICATE") == 1
-    assert not (PKI / "old").exists() and not (PKI / "promoted-at").exists()
-    assert len(presented(broker, 9093)) == 1
-    for out in (out_promote, out_retire):
-        assert "host certificate" in out and "days left" in out
-    # Each phase changes every server's stores: each server of every component restarts exactly
-    # once per phase, through the one roll (roles/roll). Spark's daemons hold no store (its jobs'
-    # Kafka clients read the CA bundle when they start), so they do not restart.
-    for out in (out_promote, out_retire):
-        for unit, members in (
-            ("zookeeper", [z.name for dc in ("dc1", "dc2") for z in lab.zookeepers(dc)]),
-            ("kafka", [b.name for dc in ("dc1", "dc2") for b in lab.brokers(dc)]),
-            # dc2 is KRaft: its controllers restart once each instead of a ZooKeeper ensemble there.
-            ("kafka-controller", [c.name for dc in ("dc1", "dc2") for c in lab.controllers(dc)]),
-            ("kafka-mirrormaker", lab.groups["mirrormaker"]),
-        ):
-            assert sorted(restart_order(out, unit)) == sorted(members), (unit, restart_order(out, unit))
+        after = {issuer_of(h) for h in hosts}
+        assert len(after) == 1 and after != before, f"issuers before {before}, after {after}"
+        # The old CA is gone from the bundle everyone trusts and from what the servers present, and
+        # the verification reported days left.
+        assert (PKI / "trusted.crt").read_text().count("BEGIN CERTIFICATE") == 1
+        assert not (PKI / "old").exists() and not (PKI / "promoted-at").exists()
+        assert len(presented(broker, 9093)) == 1
+        for out in (out_promote, out_retire):
+            assert "host certificate" in out and "days left" in out
+        # Each phase changes every server's stores: each server of every component restarts exactly
+        # once per phase, through the one roll (roles/roll). Spark's daemons hold no store (its jobs'
+        # Kafka clients read the CA bundle when they start), so they do not restart.
+        for out in (out_promote, out_retire):
+            for unit, members in (
+                ("zookeeper", [z.name for dc in ("dc1", "dc2") for z in lab.zookeepers(dc)]),
+                ("kafka", [b.name for dc in ("dc1", "dc2") for b in lab.brokers(dc)]),
+                # dc2 is KRaft: its controllers restart once each instead of a ZooKeeper ensemble there.
+                ("kafka-controller", [c.name for dc in ("dc1", "dc2") for c in lab.controllers(dc)]),
+                ("kafka-mirrormaker", lab.groups["mirrormaker"]),
+            ):
+                assert sorted(restart_order(out, unit)) == sorted(members), (unit, restart_order(out, unit))
+    finally:
+        retire_if_promoted()
 
 
 def test_a_broker_older_than_its_truststore_is_restarted_alone(lab: Lab):
