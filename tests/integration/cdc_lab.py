@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from confluent_kafka import Consumer, TopicPartition
 
 from tests.integration import connect_lab
+from tests.integration.conftest import wait_until
 from tests.integration.connect_lab import DC
 from tests.integration.lab import CLIENT_DIR, ROOT, Lab, properties
 
@@ -115,6 +116,20 @@ class Changes:
 
     def ops(self, ids: set[int]) -> Counter[tuple[str, int]]:
         return Counter((op, i) for op, i, _ in self.events if i in ids)
+
+    def created(self, ids: set[int]) -> tuple[set[int], int]:
+        """Of `ids`, those whose insert the topic holds, and how many inserts it holds twice or more."""
+        counts = self.ops(ids)
+        return {i for op, i in counts if op == "c"}, sum(n - 1 for (op, _), n in counts.items() if op == "c")
+
+    def wait_created(self, ids: set[int], timeout: float = 300) -> None:
+        """Until the topic holds the insert of every one of `ids`."""
+
+        def all_arrived() -> bool:
+            self.poll()
+            return self.created(ids)[0] >= ids
+
+        wait_until("every committed row in the topic", all_arrived, timeout=timeout)
 
     def close(self) -> None:
         self.consumer.close()

@@ -155,6 +155,18 @@ def test_the_slots_retained_wal_is_scraped_from_the_databases_exporter(lab: Lab)
     wait_until("the slot scraped, and active", lambda: [r["value"][1] for r in prometheus.query(expr)] == ["1"], 90)
 
 
+def wait_job_past(job: CdcJob, changes: Changes, timeout: float = 300) -> None:
+    """Until the Spark job's last finished micro-batch read up to where the topic ends now."""
+    ends = {tp.partition: tp.offset for tp in topic_ends(changes.consumer)}
+
+    def past() -> bool:
+        assert job.active(), job.journal()
+        read = job.read_up_to()
+        return all(read.get(p, -1) >= end for p, end in ends.items())
+
+    wait_until("the Spark job past the changes", past, timeout=timeout)
+
+
 def test_committed_changes_become_sparks_current_rows(lab: Lab, spark: SparkCluster):
     """spark-jobs/cdc.py on the connector's topic: inserts, an update and a delete committed in
     PostgreSQL end as the rows the database holds now (the deleted one gone, the updated one
@@ -166,14 +178,7 @@ def test_committed_changes_become_sparks_current_rows(lab: Lab, spark: SparkClus
     try:
         job.start()
         ids, paid, gone = commit_changes(changes, tag, 10)
-        ends = {tp.partition: tp.offset for tp in topic_ends(changes.consumer)}
-
-        def applied() -> bool:
-            assert job.active(), job.journal()
-            read = job.read_up_to()
-            return all(read.get(p, -1) >= end for p, end in ends.items())
-
-        wait_until("the job past the changes", applied, timeout=240)
+        wait_job_past(job, changes)
         job.stop()
         rows = {row["id"]: row for row in job.dump() if row.get("customer") == tag}
     finally:
@@ -211,28 +216,14 @@ def test_a_worker_sigkilled_under_steady_commits_loses_no_row_in_kafka_or_in_spa
         settled = len(writer.committed())
         wait_until("rows after the recovery", lambda: len(writer.committed()) >= settled + 50, timeout=60)
         ids = writer.stop()
-
-        def all_in_kafka() -> bool:
-            changes.poll()
-            return {i for op, i in changes.ops(ids) if op == "c"} >= ids
-
-        wait_until("every committed row in the topic", all_in_kafka, timeout=300)
-        ends = {tp.partition: tp.offset for tp in topic_ends(changes.consumer)}
-
-        def spark_past_them() -> bool:
-            assert job.active(), job.journal()
-            read = job.read_up_to()
-            return all(read.get(p, -1) >= end for p, end in ends.items())
-
-        wait_until("the Spark job past those rows", spark_past_them, timeout=300)
+        changes.wait_created(ids)
+        wait_job_past(job, changes)
         job.stop()
         in_spark = Counter(row["id"] for row in job.dump() if row.get("customer") == writer.tag)
     finally:
         changes.close()
         job.remove()
-    created = changes.ops(ids)
-    in_kafka = {i for op, i in created if op == "c"}
-    duplicated = sum(n - 1 for (op, _), n in created.items() if op == "c")
+    in_kafka, duplicated = changes.created(ids)
     account(
         f"worker {victim.name} SIGKILLed: rows committed {len(ids)}, in Kafka {len(in_kafka & ids)}"
         f" (duplicated {duplicated}), in Spark {len(set(in_spark) & ids)}, missing in Kafka {len(ids - in_kafka)},"

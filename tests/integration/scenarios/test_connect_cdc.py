@@ -47,17 +47,10 @@ def _under_load(lab: Lab, what: str, action) -> tuple[set[int], Changes]:  # noq
         settled = len(writer.committed())
         wait_until("rows after the recovery", lambda: len(writer.committed()) >= settled + 50, timeout=60)
         ids = writer.stop()
-
-        def all_arrived() -> bool:
-            changes.poll()
-            return {i for op, i in changes.ops(ids) if op == "c"} >= ids
-
         try:
-            wait_until("every committed row in the topic", all_arrived, timeout=300)
+            changes.wait_created(ids)
         finally:
-            created = changes.ops(ids)
-            arrived = {i for op, i in created if op == "c"}
-            duplicated = sum(n - 1 for (op, _), n in created.items() if op == "c")
+            arrived, duplicated = changes.created(ids)
             account(
                 f"{what}: rows committed {len(ids)}, arrived {len(arrived & ids)}, "
                 f"missing {len(ids - arrived)}, duplicated {duplicated}"

@@ -68,6 +68,17 @@ def account_clean(what: str, report: ProduceReport) -> None:
 
 
 PKI = CLIENT_DIR / "pki"  # the lab's kafka_pki_ca_dir: the CA, and trusted.crt, the bundle clients read
+# Retire confirmed, without the soak, and without the phase's Spark smoke job (the contract tier's
+# test_spark.py submits it).
+RETIRE_NOW = (
+    "ops/retire-ca.yml",
+    "-e",
+    f"rotate_retire_confirm={PKI}",
+    "-e",
+    "rotate_soak_hours=0",
+    "-e",
+    "verify_spark_smoke=false",
+)
 
 
 def new_connection_refused(conf: dict[str, str], topic: str) -> KafkaError | None:
@@ -83,15 +94,7 @@ def retire_if_promoted() -> None:
     """What a failed rotation test leaves, undone: a promoted CA (old/ still there) is retired, so
     the lab trusts one CA again, as the next scenario expects."""
     if (PKI / "old" / "ca.crt").is_file():
-        out = playbook_process(
-            "ops/retire-ca.yml",
-            "-e",
-            f"rotate_retire_confirm={PKI}",
-            "-e",
-            "rotate_soak_hours=0",
-            "-e",
-            "verify_spark_smoke=false",
-        )
+        out = playbook_process(*RETIRE_NOW)
         account(f"clean-up after a failure: retire-ca.yml exit {out.returncode}")
 
 
@@ -142,16 +145,7 @@ def test_ca_rotation_keeps_unmanaged_clients_working_until_a_confirmed_retire(
         with step("retire (ops/retire-ca.yml, confirmed, soak 0 h)"):
             new_client = Load(new_conf, topic, first_seq=1_000_000)
             try:
-                # Without the phase's Spark smoke job: the contract tier's test_spark.py submits it.
-                out_retire = run_playbook(
-                    "ops/retire-ca.yml",
-                    "-e",
-                    f"rotate_retire_confirm={PKI}",
-                    "-e",
-                    "rotate_soak_hours=0",
-                    "-e",
-                    "verify_spark_smoke=false",
-                )
+                out_retire = run_playbook(*RETIRE_NOW)
             finally:
                 new_report = new_client.finish()
         account_clean("new-CA client through retire", new_report)
