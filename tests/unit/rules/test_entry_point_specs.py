@@ -13,6 +13,7 @@ entry point without the extension, and the specs are checked when the kit runs."
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ import yaml
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from kafkakit.rules.inventory import INVENTORY_VARIABLES
+from tests.unit.support.ansible_run import run_playbook
 from tests.unit.support.task_files import ROOT, Task, all_tasks, load
 
 ROLES = ROOT / "roles"
@@ -348,3 +350,47 @@ def test_the_values_the_kit_sets_and_passes_are_of_the_options_types(role, entry
     ]
     wrong = [f"{w}: {name}={value!r}: {e}" for w, name, value in values for e in type_errors(opts[name], name, value)]
     assert wrong == []
+
+
+KEYSTORE_CALL = """
+- hosts: all
+  gather_facts: false
+  tasks:
+    - ansible.builtin.include_role:
+        name: kafka_pki
+        tasks_from: keystore
+      vars: {keystore_vars}
+"""
+
+
+def _keystore_play(tmp_path: Path, keystore_vars: dict[str, Any]) -> str:
+    inventory = tmp_path / "hosts.yml"
+    inventory.write_text(yaml.safe_dump({"all": {"hosts": {"h1": {"dc": "dc1"}}}}))
+    play = tmp_path / "play.yml"
+    play.write_text(KEYSTORE_CALL.format(keystore_vars=json.dumps(keystore_vars)))
+    out = run_playbook(inventory, play, tmp_path=tmp_path, local=True)
+    return out.stdout + out.stderr
+
+
+def test_ansible_checks_an_entry_points_spec_when_the_kit_runs(tmp_path: Path):
+    """The calls' names reach the specs (the test above); here Ansible applies one: the keystore
+    entry point refuses a missing required option and a value of the wrong type before its task
+    runs, and lets a complete call through to the task (the control)."""
+    complete = {
+        "kafka_pki_keystore_path": str(tmp_path / "keystore.p12"),
+        "kafka_pki_keystore_password": "not-a-secret",
+        "kafka_pki_keystore_owner": "root",
+        "kafka_pki_keystore_group": "root",
+        "kafka_pki_dir": str(tmp_path / "no-pki"),
+        "kafka_pki_intermediates": [],
+    }
+    missing = _keystore_play(tmp_path, {k: v for k, v in complete.items() if k != "kafka_pki_keystore_path"})
+    assert "missing required arguments: kafka_pki_keystore_path" in missing, missing[-3000:]
+    wrong = _keystore_play(tmp_path, {**complete, "kafka_pki_intermediates": {"not": "a list"}})
+    assert "kafka_pki_intermediates" in wrong and "is of type" in wrong and "list" in wrong, wrong[-3000:]
+    passed = _keystore_play(tmp_path, complete)
+    assert "The arg spec validation passed" in passed or "Validating arguments" in passed, passed[-3000:]
+    assert "missing required arguments" not in passed and "is of type" not in passed
+    # The task itself ran (and failed on the absent host key: there is none here).
+    assert "Build the keystore from the host key and certificate" in passed
+    assert "not-a-secret" not in missing + wrong + passed
