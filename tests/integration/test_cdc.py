@@ -4,9 +4,9 @@ its capture user do only what capture needs, from the Connect workers only; the 
 reference to the database's password, never the password; rows committed in PostgreSQL (an
 insert, an update, a delete) are read back from the connector's topic by a plain consumer, and
 become the current rows of the Spark job spark-jobs/cdc.py, also when the worker running the
-connector's task is SIGKILLed under steady commits (none missing, none twice); the heartbeat moves the slot on while
-the captured table is idle, and the slot's retained WAL is scraped. Each refusal beside its
-positive control; and a second run of source-db.yml changes nothing."""
+connector's task is SIGKILLed under steady commits (none missing, none twice); the heartbeat
+moves the slot on while the captured table is idle, and the slot's retained WAL is scraped. Each
+refusal beside its positive control; and a second run of source-db.yml changes nothing."""
 
 from __future__ import annotations
 
