@@ -3,12 +3,28 @@ client certificate from build/lab/<dc>/connect.env."""
 
 from __future__ import annotations
 
+import json
+
 from kafkakit.cluster.connect import RestError, TlsFiles, request
 from tests.integration.lab import CLIENT_DIR, Host, Lab, properties
 
 DC = "dc1"
 WORKERS = Lab().members("kafka_connect", DC)
 PORT = 8083
+# The connectors alone (their tag), on the Connect hosts.
+CONNECTORS_ONLY = ("--limit", "kafka_connect:localhost", "--tags", "connectors")
+
+
+def declaring(name: str, **changes: object) -> list[str]:
+    """-e arguments declaring the lab's connectors (as written, Jinja left for the run to render)
+    with the entry `name` changed: its keys replaced, its `config` merged."""
+    entries = []
+    for e in Lab().group_vars(DC)["kafka_connectors"]:
+        if e["name"] == name:
+            e = {**e, **{k: v for k, v in changes.items() if k != "config"}}
+            e["config"] = {**e["config"], **changes.get("config", {})}  # type: ignore[dict-item]
+        entries.append(e)
+    return ["-e", json.dumps({"kafka_connectors": entries})]
 
 
 def env(dc: str = DC) -> dict[str, str]:

@@ -21,7 +21,7 @@ from confluent_kafka.admin import (
 
 from kafkakit.cluster.connect import RestError, request
 from tests.integration.conftest import wait_until
-from tests.integration.connect_lab import DC, WORKERS, admin_tls, connector_running, url
+from tests.integration.connect_lab import CONNECTORS_ONLY, DC, WORKERS, admin_tls, connector_running, declaring, url
 from tests.integration.lab import ROOT, Lab
 from tests.integration.playbooks import playbook_process, recap, run_playbook
 
@@ -29,24 +29,12 @@ LAB = Lab()
 NAME = "connect-heartbeat"
 PRINCIPAL = "connect-heartbeat"
 PLUGIN = "io.debezium.connector.postgresql.PostgresConnector"
-# The connectors alone (their tag), on the Connect hosts.
-LIMIT = ("--limit", "kafka_connect:localhost", "--tags", "connectors")
-
-
-def declared() -> list[dict]:
-    """The lab's kafka_connectors as written (Jinja left for the run to render)."""
-    return LAB.group_vars(DC)["kafka_connectors"]
+LIMIT = CONNECTORS_ONLY
 
 
 def with_heartbeat(**changes: object) -> list[str]:
     """-e arguments declaring the lab's connectors with the heartbeat's entry changed."""
-    entries = []
-    for e in declared():
-        if e["name"] == NAME:
-            e = {**e, **{k: v for k, v in changes.items() if k != "config"}}
-            e["config"] = {**e["config"], **changes.get("config", {})}  # type: ignore[dict-item]
-        entries.append(e)
-    return ["-e", json.dumps({"kafka_connectors": entries})]
+    return declaring(NAME, **changes)
 
 
 def status(name: str = NAME) -> dict:

@@ -6,7 +6,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from kafkakit.cluster.connectors import connector_acls, declared_connectors, secret_files
+from kafkakit.cluster.connectors import connector_acls, declared_connectors, properties_value, secret_files
 from kafkakit.rules.connect import connector_reference_errors, plugin_connectors
 from kafkakit.rules.inventory import HostRecord, build_inventory, missing_variables, preflight_errors
 from kafkakit.rules.retention_fit import retention_need
@@ -136,4 +136,5 @@ class FilterModule:
             "kafkakit_connector_secret_files": kafkakit_connector_secret_files,
             "kafkakit_connector_acls": connector_acls,
             "kafkakit_connector_reference_errors": kafkakit_connector_reference_errors,
+            "kafkakit_properties_value": properties_value,
         }

@@ -9,7 +9,9 @@ short_description: Bring a Connect cluster's connectors to the declared ones
 description:
   - Reads every connector (config and state), has Connect validate every declared config
     (C(PUT /connector-plugins/{class}/config/validate)), then creates, updates, pauses, resumes,
-    stops and deletes to match, in that order per connector. Nothing changes when a config is
+    stops and deletes to match, in that order per connector. A deletion stops the connector, waits
+    until its tasks are gone and resets its offsets first, so one made again under its name starts
+    anew. Nothing changes when a config is
     invalid, a class is in no plugin, or a deletion is not named in I(allow_delete); the module
     then fails with one message per problem.
   - The configs are those Connect stores, secrets as config-provider references
@@ -39,7 +41,16 @@ author: kafkakit
 RETURN = r"""
 actions: {description: What was done (or would be, in check mode), as connector and verb., type: list, returned: always}
 undeclared: {description: Connectors the cluster has and the declaration does not name., type: list, returned: always}
+slots:
+  description:
+    - The replication slots (and publications Debezium made) the deleted PostgreSQL connectors leave
+      in their databases, each with the login its connector used (the password as the path and key of
+      its file on the workers, never its value); the caller drops them (roles/kafka_connect drop-slots).
+  type: list
+  returned: always
 """
+
+import dataclasses
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -79,6 +90,7 @@ def main() -> None:
     result = {
         "actions": [{"connector": a.name, "verb": a.verb} for a in todo.actions],
         "undeclared": todo.undeclared,
+        "slots": [dataclasses.asdict(slot) for slot in todo.slots],
         "diff": [
             {
                 "before_header": name,

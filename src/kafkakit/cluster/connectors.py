@@ -4,6 +4,8 @@ REST calls that do it (kafkakit.cluster.connect.request, mutual TLS)."""
 
 from __future__ import annotations
 
+import re
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +26,17 @@ _AS_DECLARED = {
 }
 # The REST call that takes a connector to a declared state.
 _TRANSITIONS = {"running": "resume", "paused": "pause", "stopped": "stop"}
+# Debezium's PostgreSQL connector: its replication slot keeps the database's WAL until it is dropped,
+# so its deletion drops the slot too. Debezium's defaults where the config names none.
+POSTGRES_CLASS = "io.debezium.connector.postgresql.PostgresConnector"
+_POSTGRES_DEFAULTS = {
+    "database.port": "5432",
+    "database.sslmode": "prefer",
+    "slot.name": "debezium",
+    "publication.name": "dbz_publication",
+    "publication.autocreate.mode": "all_tables",
+}
+_FILE_REF = re.compile(r"^\$\{file:(?P<path>[^:}]+):(?P<key>[^:}]+)\}$")
 
 
 def config_text(value: Any) -> str:
@@ -57,6 +70,56 @@ class Current:
 
 
 @dataclass(frozen=True)
+class SourceSlot:
+    """What a deleted PostgreSQL connector leaves in its database, and how to log in as it did: its
+    replication slot, and its publication when Debezium made it (the capture user owns it then; one
+    the database's owner made, publication.autocreate.mode=disabled, is theirs and stays)."""
+
+    connector: str
+    host: str
+    port: int
+    database: str
+    user: str
+    sslmode: str
+    sslrootcert: str
+    slot: str
+    publication: str  # '' when it is the database owner's
+    password_file: str
+    password_key: str
+
+    def where(self) -> str:
+        return f"{self.host}:{self.port}/{self.database}"
+
+
+def source_slot(current: Current) -> SourceSlot | None:
+    """The slot a connector holds in its source database (None for any other class). Its password
+    must be a reference to a file on the workers, as the kit writes it; a ValueError otherwise."""
+    if current.config.get("connector.class") != POSTGRES_CLASS:
+        return None
+    c = {**_POSTGRES_DEFAULTS, **current.config}
+    ref = _FILE_REF.match(c.get("database.password", ""))
+    if ref is None:
+        raise ValueError(
+            f"connector {current.name}: database.password is no ${{file:...}} reference, so the kit cannot log in "
+            "to drop its replication slot; drop it by hand after the deletion"
+        )
+    owned = c["publication.autocreate.mode"] != "disabled"
+    return SourceSlot(
+        current.name,
+        c.get("database.hostname", ""),
+        int(c["database.port"]),
+        c.get("database.dbname", ""),
+        c.get("database.user", ""),
+        c["database.sslmode"],
+        c.get("database.sslrootcert", ""),
+        c["slot.name"],
+        c["publication.name"] if owned else "",
+        ref["path"],
+        ref["key"],
+    )
+
+
+@dataclass(frozen=True)
 class Action:
     name: str
     verb: str  # create, update, pause, resume, stop, delete
@@ -69,6 +132,7 @@ class Plan:
     refusals: list[str] = field(default_factory=list)
     undeclared: list[str] = field(default_factory=list)
     diffs: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict)
+    slots: list[SourceSlot] = field(default_factory=list)  # to drop after their connectors' deletion
 
 
 def declared_errors(declared: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -109,13 +173,21 @@ def plan(declared: Iterable[Declared], current: Mapping[str, Current], allow_del
         if d.state == "absent":
             if have is None:
                 continue
+            try:
+                slot = source_slot(have)
+            except ValueError as exc:
+                result.refusals.append(str(exc))
+                continue
             if d.name in allowed:
                 result.actions.append(Action(d.name, "delete"))
                 result.diffs[d.name] = (config_lines(have.config), [])
+                if slot is not None:
+                    result.slots.append(slot)
             else:
                 result.refusals.append(
-                    f"connector {d.name} is declared absent: deleting it drops its tasks and its place in its source; "
-                    f'name it for this run: -e \'{{"kafka_connectors_allow_delete": ["{d.name}"]}}\''
+                    f"connector {d.name} is declared absent: deleting it drops its tasks and its place in its source"
+                    + _slot_words(slot)
+                    + f'; name it for this run: -e \'{{"kafka_connectors_allow_delete": ["{d.name}"]}}\''
                 )
             continue
         want = d.full_config()
@@ -130,6 +202,15 @@ def plan(declared: Iterable[Declared], current: Mapping[str, Current], allow_del
             result.actions.append(Action(d.name, _TRANSITIONS[d.state]))
     result.undeclared = sorted(set(current) - names)
     return result
+
+
+def _slot_words(slot: SourceSlot | None) -> str:
+    if slot is None:
+        return ""
+    words = f", and its replication slot {slot.slot}"
+    if slot.publication:
+        words += f" and publication {slot.publication}"
+    return words + f" in {slot.where()}"
 
 
 def validation_errors(answer: Mapping[str, Any]) -> list[str]:
@@ -192,9 +273,35 @@ def apply(
         elif a.verb == "update":
             call(url, "PUT", f"{path}/config", tls, by_name[a.name].full_config())
         elif a.verb == "delete":
-            call(url, "DELETE", path, tls)
+            retire(url, tls, a.name, call)
         else:
             call(url, "PUT", f"{path}/{a.verb}", tls)
+
+
+def retire(
+    url: str,
+    tls: TlsFiles,
+    name: str,
+    call: Call = request,
+    timeout: float = 120.0,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> None:
+    """Delete a connector with its offsets: stop it, wait until its tasks are gone (a replication
+    slot is then no longer in use), reset its offsets (Connect allows it only when stopped), delete
+    it. One made again under its name starts anew, never from a place in its source that is gone."""
+    path = f"/connectors/{_path(name)}"
+    call(url, "PUT", f"{path}/stop", tls)
+    deadline = clock() + timeout
+    while True:
+        status = call(url, "GET", f"{path}/status", tls)[1] or {}
+        if status.get("connector", {}).get("state") == "STOPPED" and not status.get("tasks"):
+            break
+        if clock() >= deadline:
+            raise RestError(0, f"connector {name} did not stop within {timeout:.0f} s: {status}")
+        sleep(1.0)
+    call(url, "DELETE", f"{path}/offsets", tls)
+    call(url, "DELETE", path, tls)
 
 
 def restart(url: str, tls: TlsFiles, names: Iterable[str], call: Call = request) -> None:
@@ -223,6 +330,15 @@ def properties_text(values: Mapping[str, Any]) -> str:
             raise ValueError(f"{key}: a secret's key must be a plain name and its value one line")
         lines.append(f"{key}={text.replace(chr(92), chr(92) * 2)}")
     return "".join(f"{line}\n" for line in lines)
+
+
+def properties_value(text: str, key: str) -> str:
+    """The value of `key` in a .properties text properties_text wrote; a KeyError naming only the key."""
+    for line in text.splitlines():
+        name, sep, value = line.partition("=")
+        if sep and name.strip() == key:
+            return value.replace(chr(92) * 2, chr(92))
+    raise KeyError(f"no {key} in the file")
 
 
 def secret_ref(path: str, key: str) -> str:

@@ -3,28 +3,33 @@ rate while the Connect workers roll during a roll of dc1's brokers, while the De
 changed to an older release and back (each change rolling the workers once), and while the
 connector is stopped long enough for its replication slot to hold more WAL than the lab's limit
 (the alert fires, then clears once it is resumed): every committed row arrives in the connector's
-topic, the duplicates are counted."""
+topic, the duplicates are counted. And the connector removed through connectors as code: refused
+until named, then its replication slot dropped with it, and declared again it starts anew (its
+offsets were reset), its snapshot reading the rows committed while it was gone."""
 
 from __future__ import annotations
 
 import json
 import threading
 
-from kafkakit.cluster.connect import request
+from kafkakit.cluster.connect import RestError, request
 from tests.integration.accounting import account, step
 from tests.integration.cdc_lab import (
     CONNECTOR,
+    DB,
     LAB,
     Changes,
     RowWriter,
     connector_running,
     drop_wal_filler,
+    psql,
+    superuser,
     write_wal_elsewhere,
 )
 from tests.integration.conftest import wait_until
-from tests.integration.connect_lab import DC, WORKERS, admin_tls, url
+from tests.integration.connect_lab import CONNECTORS_ONLY, DC, WORKERS, admin_tls, declaring, url
 from tests.integration.lab import Lab
-from tests.integration.playbooks import restart_order, run_playbook
+from tests.integration.playbooks import playbook_process, restart_order, run_playbook
 from tests.integration.prometheus import Prometheus
 
 PLUGIN = "debezium-postgres"
@@ -159,3 +164,63 @@ def test_a_stopped_connectors_slot_fires_the_wal_alert_then_clears_and_no_row_is
             wait_until("the alert to clear", lambda: not prometheus.firing(SLOT_ALERT, **slot), 300)
 
     _under_load(lab, "orders-cdc stopped past the slot's WAL limit, then resumed", stopped_then_resumed)
+
+
+SLOT = "dbz_orders"  # and the publication's name, inventories/local/group_vars/dc1.yml
+
+
+def _slots() -> list[str]:
+    return superuser(f"SELECT active FROM pg_replication_slots WHERE slot_name = '{SLOT}'").split()
+
+
+def _gone() -> bool:
+    try:
+        _connector_state()
+    except RestError as exc:
+        return exc.status == 404
+    return False
+
+
+def test_a_confirmed_deletion_drops_the_connectors_slot_and_declared_again_it_starts_anew(lab: Lab):
+    """orders-cdc declared absent: refused until the run names it, the refusal naming its slot; named,
+    the connector goes and its slot with it (the publication is the database owner's and stays);
+    declared again, it starts with no offsets, so its snapshot reads the rows committed meanwhile."""
+    wait_until("orders-cdc and its task to run", connector_running, timeout=180)
+    assert _slots() == ["t"]
+    absent = declaring(CONNECTOR, state="absent")
+    proc = playbook_process("site.yml", *CONNECTORS_ONLY, *absent)
+    assert proc.returncode != 0, proc.stdout[-3000:]
+    assert f"its replication slot {SLOT} in {DB.ip}:5432/shop" in proc.stdout, proc.stdout[-3000:]
+    assert connector_running() and _slots() == ["t"]
+    changes = Changes.from_now(lab, "recreated")
+    try:
+        with step("the confirmed deletion"):
+            run_playbook(
+                "site.yml", *CONNECTORS_ONLY, *absent, "-e", json.dumps({"kafka_connectors_allow_delete": [CONNECTOR]})
+            )
+        assert _gone() and _slots() == []
+        assert superuser(f"SELECT count(*) FROM pg_publication WHERE pubname = '{SLOT}'") == "1"
+        rc, out = psql(
+            "INSERT INTO orders (customer, amount) SELECT 'while-gone', n FROM generate_series(1, 25) AS n RETURNING id"
+        )
+        assert rc == 0, out
+        ids = {int(i) for i in out.split()}
+    finally:
+        with step("declared again, until its snapshot is read"):
+            run_playbook("site.yml", *CONNECTORS_ONLY)
+            wait_until("orders-cdc and its task to run again", connector_running, timeout=180)
+    try:
+        assert _slots() == ["t"]
+
+        def snapshot_read() -> bool:
+            changes.poll()
+            return {i for op, i, _ in changes.events if op == "r"} >= ids
+
+        wait_until("the new connector's snapshot of the rows committed while it was gone", snapshot_read, 300)
+        account(
+            f"orders-cdc deleted and declared again: rows committed while gone {len(ids)}, "
+            f"read by the new connector's snapshot {len({i for op, i, _ in changes.events if op == 'r'} & ids)}, "
+            f"snapshot records {sum(1 for op, _, _ in changes.events if op == 'r')}"
+        )
+    finally:
+        changes.close()

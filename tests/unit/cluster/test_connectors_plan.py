@@ -12,11 +12,14 @@ from kafkakit.cluster.connectors import (
     Action,
     Current,
     Declared,
+    SourceSlot,
     apply,
     declared_connectors,
     declared_errors,
     plan,
     properties_text,
+    properties_value,
+    retire,
     secret_files,
     validate,
     validation_errors,
@@ -80,7 +83,8 @@ def test_a_failed_or_moving_connector_declared_running_is_left_alone(state: str)
 
 
 def test_a_deletion_is_refused_unless_named_and_undeclared_connectors_are_only_reported():
-    have = {"old": current("old", {}), "stray": current("stray", {})}
+    mirror = {"connector.class": "org.apache.kafka.connect.mirror.MirrorHeartbeatConnector"}
+    have = {"old": Current("old", mirror, "RUNNING"), "stray": Current("stray", mirror, "RUNNING")}
     refused = plan([Declared("old", "", "absent")], have)
     assert (
         refused.actions == [] and len(refused.refusals) == 1 and "kafka_connectors_allow_delete" in refused.refusals[0]
@@ -88,7 +92,102 @@ def test_a_deletion_is_refused_unless_named_and_undeclared_connectors_are_only_r
     assert refused.undeclared == ["stray"]
     allowed = plan([Declared("old", "", "absent")], have, allow_delete=["old"])
     assert allowed.actions == [Action("old", "delete")] and allowed.refusals == []
-    assert plan([Declared("gone", "", "absent")], have).actions == []
+    assert plan([Declared("gone", "", "absent")], have).actions == [] and allowed.slots == []
+
+
+PASSWORD_REF = "${file:/etc/kafka-connect/secrets/orders-cdc.properties:database.password}"
+CDC_CONFIG = {
+    "database.hostname": "10.0.0.9",
+    "database.dbname": "shop",
+    "database.user": "debezium",
+    "database.password": PASSWORD_REF,
+    "database.sslmode": "verify-full",
+    "database.sslrootcert": "/etc/kafka-connect/files/db-ca.crt",
+    "slot.name": "dbz_orders",
+    "publication.name": "dbz_orders",
+    "publication.autocreate.mode": "disabled",
+}
+
+
+def test_a_postgres_connectors_deletion_names_its_slot_and_drops_it_once_confirmed():
+    have = {"orders-cdc": current("orders-cdc", CDC_CONFIG)}
+    refused = plan([Declared("orders-cdc", "", "absent")], have)
+    assert refused.actions == [] and refused.slots == []
+    assert "replication slot dbz_orders in 10.0.0.9:5432/shop" in refused.refusals[0], refused.refusals
+    # The database owner's publication (autocreate disabled) is theirs: not named, not dropped.
+    assert "publication" not in refused.refusals[0].split("its source")[1]
+    allowed = plan([Declared("orders-cdc", "", "absent")], have, allow_delete=["orders-cdc"])
+    assert allowed.actions == [Action("orders-cdc", "delete")] and allowed.refusals == []
+    assert allowed.slots == [
+        SourceSlot(
+            "orders-cdc",
+            "10.0.0.9",
+            5432,
+            "shop",
+            "debezium",
+            "verify-full",
+            "/etc/kafka-connect/files/db-ca.crt",
+            "dbz_orders",
+            "",
+            "/etc/kafka-connect/secrets/orders-cdc.properties",
+            "database.password",
+        )
+    ]
+
+
+def test_a_publication_debezium_made_goes_with_its_slot_and_debeziums_defaults_fill_the_gaps():
+    config = {k: v for k, v in CDC_CONFIG.items() if not k.startswith(("slot.", "publication.", "database.ssl"))}
+    slot = plan([Declared("c", "", "absent")], {"c": current("c", config)}, allow_delete=["c"]).slots[0]
+    assert (slot.slot, slot.publication, slot.port, slot.sslmode) == ("debezium", "dbz_publication", 5432, "prefer")
+    refused = plan([Declared("c", "", "absent")], {"c": current("c", config)})
+    assert "replication slot debezium and publication dbz_publication in" in refused.refusals[0]
+
+
+def test_a_slot_the_kit_cannot_log_in_to_drop_refuses_the_deletion_before_anything_changes():
+    config = {**CDC_CONFIG, "database.password": "in-clear"}
+    refused = plan([Declared("c", "", "absent")], {"c": current("c", config)}, allow_delete=["c"])
+    assert refused.actions == [] and refused.slots == []
+    assert "no ${file:...} reference" in refused.refusals[0] and "in-clear" not in refused.refusals[0]
+
+
+STOPPED = {"connector": {"state": "STOPPED"}, "tasks": []}
+
+
+def test_a_deletion_stops_the_connector_waits_for_its_tasks_to_go_and_resets_its_offsets_first():
+    answers = iter(
+        [
+            {"connector": {"state": "RUNNING"}, "tasks": [{"id": 0}]},
+            {"connector": {"state": "STOPPED"}, "tasks": [{"id": 0}]},
+            STOPPED,
+        ]
+    )
+    calls: list[tuple[str, str]] = []
+
+    def call(url: str, method: str, path: str, tls: TlsFiles, body: Any = None) -> tuple[int, Any]:
+        calls.append((method, path))
+        return 200, next(answers) if method == "GET" else {}
+
+    retire("https://w:8083", TLS, "orders cdc", call, sleep=lambda _s: None)
+    assert calls == [
+        ("PUT", "/connectors/orders%20cdc/stop"),
+        ("GET", "/connectors/orders%20cdc/status"),
+        ("GET", "/connectors/orders%20cdc/status"),
+        ("GET", "/connectors/orders%20cdc/status"),
+        ("DELETE", "/connectors/orders%20cdc/offsets"),
+        ("DELETE", "/connectors/orders%20cdc"),
+    ]
+
+
+def test_a_connector_that_does_not_stop_is_not_deleted():
+    now = iter(range(0, 1000, 50))
+    rec = Recorder({("GET", "/connectors/c/status"): {"connector": {"state": "RUNNING"}, "tasks": [{"id": 0}]}})
+    with pytest.raises(RestError, match="did not stop within 120 s"):
+        retire("https://w:8083", TLS, "c", rec, clock=lambda: next(now), sleep=lambda _s: None)
+    assert ("DELETE", "/connectors/c", None) not in rec.calls and (
+        "DELETE",
+        "/connectors/c/offsets",
+        None,
+    ) not in rec.calls
 
 
 def test_declaration_errors_name_the_entry():
@@ -171,7 +270,7 @@ def test_validate_names_the_connector_and_a_class_in_no_plugin():
 
 
 def test_apply_makes_one_call_per_action_in_order():
-    rec = Recorder({})
+    rec = Recorder({("GET", "/connectors/old/status"): STOPPED})
     d = Declared("orders", CLS, "paused", {"tasks.max": "1"})
     apply(
         "https://w:8083",
@@ -182,6 +281,9 @@ def test_apply_makes_one_call_per_action_in_order():
     )
     assert rec.calls == [
         ("POST", "/connectors", {"name": "orders", "config": d.full_config(), "initial_state": "PAUSED"}),
+        ("PUT", "/connectors/old/stop", None),
+        ("GET", "/connectors/old/status", None),
+        ("DELETE", "/connectors/old/offsets", None),
         ("DELETE", "/connectors/old", None),
     ]
     rec = Recorder({})
@@ -221,3 +323,10 @@ def test_properties_escape_backslashes_and_refuse_line_breaks():
     assert properties_text({"p": "a\\b"}) == "p=a\\\\b\n"
     with pytest.raises(ValueError):
         properties_text({"p": "a\nb"})
+
+
+def test_a_secrets_value_reads_back_as_written():
+    text = properties_text({"database.password": "a\\b=c", "other": "x"})
+    assert properties_value(text, "database.password") == "a\\b=c" and properties_value(text, "other") == "x"
+    with pytest.raises(KeyError, match="no missing in the file"):
+        properties_value(text, "missing")
