@@ -373,12 +373,12 @@ def secret_files(
     entries: Sequence[Mapping[str, Any]], secrets_dir: str, passwords: Mapping[str, str]
 ) -> dict[str, str]:
     """Path -> text of the secret files the workers need: one per connector with secrets, and the
-    passwords of the connectors' principals (from `passwords`, the declared users')."""
+    passwords of the connectors' principals (from `passwords`, the declared users'). A connector
+    declared absent keeps its files: its deletion fences its tasks' producers as its principal and
+    drops its replication slot with its database login."""
     files = {}
     principals = {}
     for e in entries:
-        if str(e.get("state", "running")) == "absent":
-            continue
         if e.get("secrets"):
             files[f"{secrets_dir}/{e['name']}.properties"] = properties_text(e["secrets"])
         principal = str(e.get("principal") or "")
@@ -394,11 +394,12 @@ def connector_acls(entries: Sequence[Mapping[str, Any]], group_id: str, offset_t
     """What a connector's own principal needs beyond its data topics (which kafka_acls grants):
     the transactional ids of its tasks' producers (exactly-once source support names them
     <group>-<connector>-<task>; the leader fences them with the same principal), the offsets topic
-    its offsets are written to inside those transactions, and a sink's consumer group connect-<name>."""
+    its offsets are written to inside those transactions, and a sink's consumer group connect-<name>.
+    A connector declared absent keeps them: its deletion fences its tasks' producers first."""
     acls: list[dict[str, Any]] = []
     for e in entries:
         principal = str(e.get("principal") or "")
-        if not principal or str(e.get("state", "running")) == "absent":
+        if not principal:
             continue
         user = f"User:{principal}"
         acls += [

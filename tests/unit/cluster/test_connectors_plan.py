@@ -14,6 +14,7 @@ from kafkakit.cluster.connectors import (
     Declared,
     SourceSlot,
     apply,
+    connector_acls,
     declared_connectors,
     declared_errors,
     plan,
@@ -317,6 +318,25 @@ def test_secrets_and_principals_become_references_and_their_files_hold_the_value
     }
     with pytest.raises(ValueError, match="principal orders-cdc is no declared user"):
         secret_files(entries, "/s", {})
+
+
+def test_a_connector_declared_absent_keeps_its_login_acls_and_secrets_for_its_deletion():
+    """Connect fences an exactly-once source's producers as the connector's principal before it
+    resets the offsets, and the slot is dropped with the database login: both must still be there."""
+    entry = {"name": "orders-cdc", "secrets": {"database.password": "s3cr3t"}, "principal": "orders-cdc"}
+    for state in ("running", "absent"):
+        e = {**entry, "state": state}
+        files = secret_files([e], "/s", {"orders-cdc": "pw"})
+        assert files == {
+            "/s/orders-cdc.properties": "database.password=s3cr3t\n",
+            "/s/principals.properties": "orders-cdc=pw\n",
+        }
+        acls = connector_acls([e], "connect-dc1", "connect-offsets")
+        assert {(a["resource_type"], a["name"]) for a in acls} == {
+            ("transactional_id", "connect-dc1-orders-cdc-"),
+            ("topic", "connect-offsets"),
+            ("group", "connect-orders-cdc"),
+        }
 
 
 def test_properties_escape_backslashes_and_refuse_line_breaks():
