@@ -11,6 +11,7 @@ import time
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from confluent_kafka import Consumer, TopicPartition
 
@@ -166,3 +167,34 @@ class RowWriter:
         log = self.host.check_output(f"cat /tmp/{self.tag}.log")
         assert log == "", f"the row writer's psql failed: {log[-2000:]}"
         return self.committed()
+
+
+class ReadsUpTo(Protocol):
+    """A Spark CDC job as wait_job_past sees it (tests.integration.spark_lab.CdcJob)."""
+
+    def active(self) -> bool: ...
+    def journal(self, lines: int = 60) -> str: ...
+    def read_up_to(self) -> dict[int, int]: ...
+
+
+def wait_job_past(job: ReadsUpTo, changes: Changes, timeout: float = 300) -> None:
+    """Until the Spark job's last finished micro-batch read up to where the topic ends now."""
+    ends = {tp.partition: tp.offset for tp in topic_ends(changes.consumer)}
+
+    def past() -> bool:
+        assert job.active(), job.journal()
+        read = job.read_up_to()
+        return all(read.get(p, -1) >= end for p, end in ends.items())
+
+    wait_until("the Spark job past the changes", past, timeout=timeout)
+
+
+def retained_wal(slot: str) -> int:
+    """Bytes of WAL the database keeps for `slot`: from its restart_lsn to the current position."""
+    return int(
+        superuser(f"SELECT pg_current_wal_lsn() - restart_lsn FROM pg_replication_slots WHERE slot_name = '{slot}'")
+    )
+
+
+def wal_position() -> int:
+    return int(superuser("SELECT pg_current_wal_lsn() - '0/0'::pg_lsn"))

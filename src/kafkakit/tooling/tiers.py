@@ -64,8 +64,8 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "spark-pipeline",
         ("test_spark_pipeline.py",),
-        "the streaming pipeline across a restart and a lost worker",
-        also=("roles/spark", "spark-jobs/pipeline.py"),
+        "the streaming pipeline across a restart and a lost worker; the CDC job across a worker lost mid-batch",
+        also=("roles/spark", "spark-jobs/pipeline.py", "spark-jobs/cdc.py"),
     ),
 )
 

@@ -3,7 +3,8 @@ rate while the Connect workers roll during a roll of dc1's brokers, while the De
 changed to an older release and back (each change rolling the workers once), and while the
 connector is stopped long enough for its replication slot to hold more WAL than the lab's limit
 (the alert fires, then clears once it is resumed): every committed row arrives in the connector's
-topic, the duplicates are counted. And the connector removed through connectors as code: refused
+topic, the duplicates are counted. An idle captured table's slot keeps its retained WAL under the
+limit while another table writes past it. And the connector removed through connectors as code: refused
 until named, then its replication slot dropped with it, and declared again it starts anew (its
 offsets were reset), its snapshot reading the rows committed while it was gone."""
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 
 from kafkakit.cluster.connect import RestError, request
 from tests.integration.accounting import account, step
@@ -23,7 +25,9 @@ from tests.integration.cdc_lab import (
     connector_running,
     drop_wal_filler,
     psql,
+    retained_wal,
     superuser,
+    wal_position,
     write_wal_elsewhere,
 )
 from tests.integration.conftest import wait_until
@@ -224,3 +228,43 @@ def test_a_confirmed_deletion_drops_the_connectors_slot_and_declared_again_it_st
         )
     finally:
         changes.close()
+
+
+def test_an_idle_captured_tables_slot_keeps_its_retained_wal_bounded(lab: Lab):
+    """orders idle for minutes while another table writes one and a half times the lab's
+    retained-WAL limit: the heartbeat's row (heartbeat.action.query) is the only captured change, and with it the
+    connector confirms its way forward, so the slot's retained WAL stays under the limit throughout
+    and the alert never fires. The control is the stopped connector's test above: the same writes
+    with the slot not advancing fire the alert."""
+    prometheus = Prometheus(lab.hosts[lab.groups["monitoring"][0]].ip)
+    labels = {"slot_name": SLOT, "instance": "dc1-source-db"}
+    limit = int(lab.group_vars(DC)["monitoring_alert_slot_retained_wal_bytes"])
+    wait_until("orders-cdc and its task to run", connector_running, timeout=180)
+    wait_until("the slot under the limit", lambda: retained_wal(SLOT) < limit, 120)
+    orders_before = superuser("SELECT count(*), coalesce(max(id), 0) FROM orders")
+    start = wal_position()
+    samples: list[int] = []
+    with step("orders idle, WAL written elsewhere (about 4 MiB every 10 s) until past 1.5 times the limit"):
+        try:
+            while wal_position() - start < 1.5 * limit:
+                tick = time.monotonic() + 10  # paced: the load of a busy database, not a flood
+                write_wal_elsewhere(30000, pad=100)
+                samples.append(retained_wal(SLOT))
+                assert not prometheus.firing(SLOT_ALERT, **labels)
+                time.sleep(max(0.0, tick - time.monotonic()))
+        finally:
+            drop_wal_filler()
+    with step("a minute more of heartbeats, the slot still sampled"):
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            samples.append(retained_wal(SLOT))
+            time.sleep(5)
+    written = wal_position() - start
+    account(
+        f"orders idle: WAL written {written / 2**20:.0f} MiB, the slot's retained WAL sampled {len(samples)} times,"
+        f" at most {max(samples) / 2**20:.1f} MiB, at the end {samples[-1] / 2**20:.1f} MiB"
+        f" (limit {limit / 2**20:.0f} MiB)"
+    )
+    assert superuser("SELECT count(*), coalesce(max(id), 0) FROM orders") == orders_before, "orders was not idle"
+    assert max(samples) < limit, samples
+    assert not prometheus.firing(SLOT_ALERT, **labels)

@@ -1,16 +1,32 @@
 """The streaming pipeline (spark-jobs/pipeline.py) on the Spark cluster: exact event-time windows
-across a stop and a restart from its checkpoint and a SIGKILLed worker."""
+across a stop and a restart from its checkpoint and a SIGKILLed worker. And the change data capture
+job (spark-jobs/cdc.py) under steady commits with a worker SIGKILLed mid-batch: every committed row
+in its output once."""
 
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Callable, Iterator
 
 import pytest
 
+from tests.integration.accounting import account, step
+from tests.integration.cdc_lab import (
+    TOPIC,
+    Changes,
+    RowWriter,
+    connector_running,
+    psql,
+    superuser,
+    topic_ends,
+    wait_job_past,
+)
 from tests.integration.conftest import fresh_admin, wait_until
+from tests.integration.lab import Lab
 from tests.integration.spark_lab import (
     BASE_MS,
+    CdcJob,
     Event,
     Pipeline,
     SinkReader,
@@ -108,3 +124,67 @@ def test_pipeline_keeps_exact_windows_across_a_restart_and_a_killed_worker(
     finally:
         sink.close()
         spark.wait_workers_alive()
+
+
+BURST = 20000  # rows in one transaction: a micro-batch that takes a while to apply
+
+
+@pytest.mark.faults
+def test_a_spark_worker_killed_mid_batch_loses_no_committed_change(lab: Lab, spark: SparkCluster) -> None:
+    """spark-jobs/cdc.py under rows committed at a steady rate, and a burst committed in one
+    transaction: once the topic holds the burst and no finished micro-batch has read it, the worker
+    running the job's executor is SIGKILLed (daemon and executor). The driver carries on with an
+    executor on the other worker; every committed row is in the topic once and in Spark's output once."""
+    wait_until("orders-cdc and its task to run", connector_running, timeout=180)
+    job = CdcJob(spark, TOPIC)
+    writer = RowWriter()
+    burst_tag = f"{writer.tag}-burst"
+    changes = Changes.from_now(lab, writer.tag)
+    try:
+        job.start()
+        writer.start()
+        wait_until("rows flowing", lambda: len(writer.committed()) >= 50, timeout=60)
+        with step("the job caught up with the topic"):
+            wait_job_past(job, changes, timeout=600)
+        busy: list[dict] = []
+
+        def executor_placed() -> bool:
+            busy[:] = [w for w in spark.alive_workers() if w["coresused"] > 0]
+            return len(busy) == 1
+
+        wait_until("the job's executor", executor_placed, 120)
+        victim = next(w for w in spark.workers if w.ip == busy[0]["host"])
+        rc, out = psql(
+            f"INSERT INTO orders (customer, amount) SELECT '{burst_tag}', n FROM generate_series(1, {BURST}) AS n"
+        )
+        assert rc == 0, out
+        burst = {int(i) for i in superuser(f"SELECT id FROM orders WHERE customer = '{burst_tag}'").split()}
+        changes.wait_created(burst)
+        ends = {tp.partition: tp.offset for tp in topic_ends(changes.consumer)}
+        read = job.read_up_to()
+        with step(f"{victim.name} SIGKILLed, until the job is past the burst"):
+            killed = spark.run("systemctl kill --signal=SIGKILL spark-worker", host=victim)
+            assert killed.rc == 0, killed.stderr
+            in_flight = any(read.get(p, -1) < end for p, end in ends.items())
+            settled = len(writer.committed())
+            wait_until("rows after the kill", lambda: len(writer.committed()) >= settled + 50, timeout=60)
+            ids = writer.stop() | burst
+            changes.wait_created(ids)
+            wait_job_past(job, changes, timeout=600)
+        assert job.active(), "the driver did not survive the worker loss"
+        job.stop()
+        in_spark = Counter(row["id"] for row in job.dump() if row.get("customer") in (writer.tag, burst_tag))
+    finally:
+        changes.close()
+        job.remove()
+        spark.wait_workers_alive()
+    in_kafka, duplicated = changes.created(ids)
+    account(
+        f"Spark worker {victim.name} SIGKILLed with the burst unread by any finished batch ({in_flight}):"
+        f" rows committed {len(ids)}, in Kafka {len(in_kafka & ids)} (duplicated {duplicated}),"
+        f" in Spark {len(set(in_spark) & ids)} (twice or more {sum(1 for n in in_spark.values() if n > 1)}),"
+        f" missing in Kafka {len(ids - in_kafka)}, missing in Spark {len(ids - set(in_spark))}"
+    )
+    assert in_flight, f"the job had read past the burst before the kill: {read} >= {ends}"
+    assert ids - in_kafka == set() and duplicated == 0
+    assert set(in_spark) == ids and max(in_spark.values()) == 1
