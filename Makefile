@@ -58,14 +58,18 @@ BENCH_DC          ?= dc1
 BENCH_COLD_LAB_SECONDS ?=
 # kraft-vs-zk (issue #14): ZooKeeper-mode BENCH_ZK_DC vs KRaft BENCH_KRAFT_DC, side by side
 # (src/kafkakit/bench/modes.py), the longest case of the plan (docs/benchmark.md). Leave it out
-# of BENCH_CASES to skip it.
+# of BENCH_CASES to skip it. cdc-<rate> (issue #48): rows committed to the lab's PostgreSQL at
+# BENCH_CDC_RATE rows/s for BENCH_CDC_SECONDS, timed into Kafka and Spark (src/kafkakit/bench/cdc.py);
+# `make bench BENCH_CASES=cdc-500` runs it alone.
+BENCH_CDC_RATE    ?= 500
+BENCH_CDC_SECONDS ?= 60
 BENCH_CASES ?= producer-sasl_ssl-tuned-none-100 producer-sasl_ssl-stock-none-100 \
                producer-sasl_ssl-fetchers2-none-1024 producer-sasl_ssl-fewthreads-none-1024 \
                producer-sasl_ssl-tuned-none-1024 producer-sasl_ssl-stock-none-1024 \
                producer-sasl_ssl-tuned-lz4-1024 producer-sasl_ssl-tuned-zstd-1024 \
                consumer-sasl_ssl-tuned-none-1024 latency-sasl_ssl-1024 \
                producer-plaintext-tuned-none-1024 latency-plaintext-1024 \
-               kraft-vs-zk
+               kraft-vs-zk cdc-$(BENCH_CDC_RATE)
 BENCH_ZK_DC       ?= dc1
 BENCH_KRAFT_DC    ?= dc2
 BENCH_ARGS  ?=
@@ -212,7 +216,7 @@ $(BENCH_KAFKA)/.done: build/artifacts/kafka_2.13-$(KAFKA_VERSION).tgz
 # (ansible/lab/bench-listener.yml, no restart, server.properties untouched). The EXIT trap turns
 # it off whatever happens (a failed run, a failed step on the way on, Ctrl-C), and keeps the exit code.
 bench: lab $(BENCH_KAFKA)/.done
-	@echo "==> bench: BENCH listener on in $(BENCH_DC), then clients and kraft-vs-zk, MirrorMaker 2, timings; listener off"
+	@echo "==> bench: BENCH listener on in $(BENCH_DC), then clients, kraft-vs-zk and cdc, MirrorMaker 2, timings; listener off"
 	@trap 'rc=$$?; echo "==> bench: BENCH listener off"; $(call BENCH_LISTENER,off) || rc=1; exit $$rc' EXIT; \
 	trap 'exit 130' INT TERM; \
 	$(call BENCH_LISTENER,on); \
@@ -224,6 +228,7 @@ bench: lab $(BENCH_KAFKA)/.done
 	  --client-dir build/lab --dc $(BENCH_DC) --ansible-playbook $(CURDIR)/$(VENV)/bin/ansible-playbook \
 	  --repetitions $(BENCH_REPETITIONS) --seconds $(BENCH_SECONDS) --timing-runs $(BENCH_TIMING_RUNS) \
 	  --zk-dc $(BENCH_ZK_DC) --kraft-dc $(BENCH_KRAFT_DC) --zk-version $(KAFKA_VERSION) --kraft-version $(KAFKA_KRAFT_VERSION) \
+	  --cdc-rate $(BENCH_CDC_RATE) --cdc-seconds $(BENCH_CDC_SECONDS) \
 	  $(if $(BENCH_COLD_LAB_SECONDS),--cold-lab-seconds $(BENCH_COLD_LAB_SECONDS)) \
 	  $(if $(strip $(BENCH_CASES)),--only $(foreach c,$(BENCH_CASES),'$(c)')) \
 	  --out build/bench $(BENCH_ARGS)

@@ -18,4 +18,9 @@ ZooKeeper vs KRaft (the kraft-vs-zk cases, issue #14):
     nodes        the lab's hosts: inventory view, host commands, controllers, health
     layout       replica assignments
     mode_report  the report section: medians per mode, ratio, the winner sentences
+
+Change data capture at a fixed commit rate (the cdc-<rate> case, issue #48):
+
+    cdc          the pacing, the SQL, envelope fields, percentiles, the figures, the case, the section
+    cdc_run      `python -m kafkakit.bench.cdc_run`: one run against the lab
 """

@@ -6,7 +6,8 @@ and a chart.
     python -m kafkakit.bench --list ...        # the cases and their command lines, nothing run
 
     # make bench: the tools on the controller against the lab, plus MM2 figures and playbook timings,
-    # and the kraft-vs-zk cases (ZooKeeper-mode dc1 vs KRaft dc2, kafkakit.bench.modes)
+    # the kraft-vs-zk cases (ZooKeeper-mode dc1 vs KRaft dc2, kafkakit.bench.modes) and the cdc case
+    # (rows committed in PostgreSQL at a fixed rate, into Kafka and Spark, kafkakit.bench.cdc)
     python -m kafkakit.bench --bootstrap <SASL_SSL list> --client-config build/lab/dc1/client.properties \
         --plaintext-bootstrap <BENCH list> --client-dir build/lab --zk-dc dc1 --kraft-dc dc2 ...
 
@@ -27,6 +28,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from kafkakit.bench import lab
+from kafkakit.bench.cdc import CdcTarget, cdc_case, render_cdc_section
 from kafkakit.bench.mode_report import render_mode_section
 from kafkakit.bench.modes import ModeTarget, ScenarioSettings, mode_cases
 from kafkakit.bench.plan import Case, Endpoint, ToolSettings, build_plan, comparisons, select
@@ -91,10 +93,11 @@ def write_outputs(
     mode_labels: Mapping[str, str] | None = None,
 ) -> BenchOutcome:
     """`mode_labels`: what each metadata mode's data centre is ("dc1, Kafka 3.9.2"), for the
-    ZooKeeper vs KRaft section, which comes first among the sections when there are such cases."""
+    ZooKeeper vs KRaft section, which comes first among the sections when there are such cases;
+    the change data capture section follows it."""
     summaries = summarize_measurements(measurements)
-    mode_section = render_mode_section(cases, summaries, mode_labels or {})
-    sections = [mode_section, *sections] if mode_section else list(sections)
+    own = [render_mode_section(cases, summaries, mode_labels or {}), render_cdc_section(cases, summaries)]
+    sections = [*(s for s in own if s), *sections]
     ratios = compare(summaries, comparisons(cases))
     out.mkdir(parents=True, exist_ok=True)
     results = out / "results.json"
@@ -186,6 +189,11 @@ def _parser() -> argparse.ArgumentParser:
     modes.add_argument("--inventory", type=Path, help="the lab inventory (default: <client-dir>/hosts.yml)")
     modes.add_argument("--host-exec", default="podman exec", help="runs argv on a lab host: <this> <host> argv")
     modes.add_argument("--controller-port", type=int, default=9094, help="KRaft controllers' port (%(default)s)")
+    cdc = p.add_argument_group("change data capture: the cdc-<rate> case, planned with --client-dir")
+    cdc.add_argument("--cdc-dc", default="dc1", help="the data centre of the connector orders-cdc (%(default)s)")
+    cdc.add_argument("--cdc-rate", type=int, default=CdcTarget.rate, help="rows committed per second (%(default)s)")
+    cdc.add_argument("--cdc-seconds", type=int, default=CdcTarget.seconds, help="seconds of commits (%(default)s)")
+    cdc.add_argument("--cdc-no-spark", action="store_true", help="commit → Kafka only, no Spark job")
     return p
 
 
@@ -205,6 +213,25 @@ def check_mode_files(targets: Sequence[ModeTarget], inventory: Path) -> None:
     for path in [inventory, *(Path(p) for t in targets for p in (t.client_conf, t.client_properties))]:
         if not path.exists():
             raise FileNotFoundError(f"{path} is missing: the kraft-vs-zk cases need it (run `make lab` first)")
+
+
+def cdc_target(args: argparse.Namespace, inventory: Path) -> CdcTarget:
+    return CdcTarget(
+        inventory=str(inventory),
+        client_dir=str(args.client_dir.resolve()),
+        dc=args.cdc_dc,
+        rate=args.cdc_rate,
+        seconds=args.cdc_seconds,
+        spark=not args.cdc_no_spark,
+        host_exec=args.host_exec,
+    )
+
+
+def check_cdc_files(target: CdcTarget) -> None:
+    folder = Path(target.client_dir) / target.dc
+    for path in (Path(target.inventory), folder / "client.conf", folder / "source-db.env"):
+        if not path.exists():
+            raise FileNotFoundError(f"{path} is missing: the cdc case needs it (run `make lab` first)")
 
 
 def mode_labels(args: argparse.Namespace) -> dict[str, str]:
@@ -268,13 +295,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             settings = ScenarioSettings(str(inventory), host_exec=args.host_exec, controller_port=args.controller_port)
             targets = mode_targets(args)
             cases += mode_cases(targets, tools=tools, settings=settings)
+            cdc = cdc_target(args, inventory)
+            cases.append(cdc_case(cdc))
         cases = select(cases, args.only)
         if args.client_dir and not args.list and any(c.mode for c in cases):
             check_mode_files(targets, inventory)
+        if args.client_dir and not args.list and any(c.tool == "cdc" for c in cases):
+            check_cdc_files(cdc)
     except (ValueError, OSError) as exc:
         print(exc, file=sys.stderr)
-        if not args.client_dir and any(p.startswith("kraft-vs-zk") for p in args.only or ()):
-            print("the kraft-vs-zk cases are planned with --client-dir (the lab's client configs)", file=sys.stderr)
+        if not args.client_dir and any(p.startswith(("kraft-vs-zk", "cdc")) for p in args.only or ()):
+            print("the kraft-vs-zk and cdc cases are planned with --client-dir (the lab's files)", file=sys.stderr)
         return 2
     if args.list:
         for case in cases:

@@ -33,9 +33,11 @@ _CONSUMER_TIMEOUT = "Exiting before consuming the expected number of messages"
 _E2E_AVG = re.compile(rf"^Avg latency: {_NUM} ms\s*$", re.MULTILINE)
 _E2E_PERCENTILES = re.compile(rf"^Percentiles: 50th = {_NUM}, 99th = {_NUM}, 99\.9th = {_NUM}\s*$", re.MULTILINE)
 
-# A scenario's last word: "kafkakit-bench-result <scenario> key=value ...", values in seconds or counts.
+# A scenario's last word: "kafkakit-bench-result <scenario> key=value ...", values in seconds,
+# milliseconds or counts. A sign is allowed: an interval between two hosts' clocks can come out
+# below zero, and the line must still parse.
 SCENARIO_MARK = "kafkakit-bench-result"
-_SCENARIO = re.compile(rf"^{SCENARIO_MARK} ([a-z-]+)((?: [a-z0-9_]+={_NUM})+)\s*$", re.MULTILINE)
+_SCENARIO = re.compile(rf"^{SCENARIO_MARK} ([a-z-]+)((?: [a-z0-9_]+=-?[0-9]+(?:\.[0-9]+)?)+)\s*$", re.MULTILINE)
 
 
 class ParseError(ValueError):

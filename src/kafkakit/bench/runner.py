@@ -31,9 +31,10 @@ MIN_RECORDS = {"producer": 10_000, "consumer": 10_000, "latency": 200}
 MAX_RECORDS = 5_000_000
 MAX_RUN_BYTES = 256 * 1024 * 1024
 
-# The kraft-vs-zk scenarios (kafkakit.bench.scenarios): each run is a whole operation on the lab
-# (a fault, a restart), so they get no warm-up, no calibration and no record count.
-SCENARIO_TOOLS = ("partitions", "failover", "shutdown")
+# The kraft-vs-zk scenarios (kafkakit.bench.scenarios) and the cdc case (kafkakit.bench.cdc_run):
+# each run is a whole operation on the lab (a fault, a restart, rows committed for a fixed time),
+# so they get no warm-up, no calibration and no record count.
+SCENARIO_TOOLS = ("partitions", "failover", "shutdown", "cdc")
 
 Result = ProducerResult | ConsumerResult | LatencyResult | ScenarioResult
 PARSERS: dict[str, Callable[[str], Result]] = {
