@@ -23,7 +23,7 @@ from tests.integration.cdc_lab import (
     wait_job_past,
 )
 from tests.integration.conftest import fresh_admin, wait_until
-from tests.integration.lab import Lab
+from tests.integration.lab import Host, Lab
 from tests.integration.spark_lab import (
     BASE_MS,
     CdcJob,
@@ -85,6 +85,18 @@ def check_results(pipeline: Pipeline, sink: SinkReader, scenario: Scenario) -> N
     assert all(as_aggregates([r]).items() <= expected.items() for r in sink.records)
 
 
+def executor_host(spark: SparkCluster, what: str) -> Host:
+    """The worker the one running application's executor was placed on, once it is."""
+    busy: list[dict] = []
+
+    def placed() -> bool:
+        busy[:] = [w for w in spark.alive_workers() if w["coresused"] > 0]
+        return len(busy) == 1
+
+    wait_until(what, placed, 120)
+    return next(w for w in spark.workers if w.ip == busy[0]["host"])
+
+
 @pytest.mark.faults
 def test_pipeline_keeps_exact_windows_across_a_restart_and_a_killed_worker(
     spark: SparkCluster, pipeline: Pipeline, client_conf: dict[str, str]
@@ -102,14 +114,7 @@ def test_pipeline_keeps_exact_windows_across_a_restart_and_a_killed_worker(
         pipeline.stop()
         produce(client_conf, pipeline.source, scenario.late_within + scenario.late_beyond)
         pipeline.start()
-        busy: list[dict] = []
-
-        def executor_placed() -> bool:
-            busy[:] = [w for w in spark.alive_workers() if w["coresused"] > 0]
-            return len(busy) == 1
-
-        wait_until("the restarted pipeline's executor", executor_placed, 120)
-        victim = next(w for w in spark.workers if w.ip == busy[0]["host"])
+        victim = executor_host(spark, "the restarted pipeline's executor")
         # SIGKILL to the worker daemon and its executor (one control group): a crashed machine's view.
         killed = spark.run("systemctl kill --signal=SIGKILL spark-worker", host=victim)
         assert killed.rc == 0, killed.stderr
@@ -146,14 +151,7 @@ def test_a_spark_worker_killed_mid_batch_loses_no_committed_change(lab: Lab, spa
         wait_until("rows flowing", lambda: len(writer.committed()) >= 50, timeout=60)
         with step("the job caught up with the topic"):
             wait_job_past(job, changes, timeout=600)
-        busy: list[dict] = []
-
-        def executor_placed() -> bool:
-            busy[:] = [w for w in spark.alive_workers() if w["coresused"] > 0]
-            return len(busy) == 1
-
-        wait_until("the job's executor", executor_placed, 120)
-        victim = next(w for w in spark.workers if w.ip == busy[0]["host"])
+        victim = executor_host(spark, "the job's executor")
         rc, out = psql(
             f"INSERT INTO orders (customer, amount) SELECT '{burst_tag}', n FROM generate_series(1, {BURST}) AS n"
         )
