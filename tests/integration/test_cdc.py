@@ -28,7 +28,7 @@ from tests.integration.cdc_lab import (
     psql,
     secret,
     superuser,
-    topic_ends,
+    wait_job_past,
     write_wal_elsewhere,
 )
 from tests.integration.conftest import wait_until
@@ -153,18 +153,6 @@ def test_the_slots_retained_wal_is_scraped_from_the_databases_exporter(lab: Lab)
     prometheus = Prometheus(monitor.ip)
     expr = f'pg_replication_slots_active{{job="postgres",instance="dc1-source-db",dc="dc1",slot_name="{SLOT}"}}'
     wait_until("the slot scraped, and active", lambda: [r["value"][1] for r in prometheus.query(expr)] == ["1"], 90)
-
-
-def wait_job_past(job: CdcJob, changes: Changes, timeout: float = 300) -> None:
-    """Until the Spark job's last finished micro-batch read up to where the topic ends now."""
-    ends = {tp.partition: tp.offset for tp in topic_ends(changes.consumer)}
-
-    def past() -> bool:
-        assert job.active(), job.journal()
-        read = job.read_up_to()
-        return all(read.get(p, -1) >= end for p, end in ends.items())
-
-    wait_until("the Spark job past the changes", past, timeout=timeout)
 
 
 def test_committed_changes_become_sparks_current_rows(lab: Lab, spark: SparkCluster):
