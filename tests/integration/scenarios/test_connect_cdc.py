@@ -190,7 +190,7 @@ def test_a_confirmed_deletion_drops_the_connectors_slot_and_declared_again_it_st
     the connector goes and its slot with it (the publication is the database owner's and stays);
     declared again, it starts with no offsets, so its snapshot reads the rows committed meanwhile."""
     wait_until("orders-cdc and its task to run", connector_running, timeout=180)
-    assert _slots() == ["t"]
+    wait_until("orders-cdc streaming from its slot", lambda: _slots() == ["t"], 120)
     absent = declaring(CONNECTOR, state="absent")
     proc = playbook_process("site.yml", *CONNECTORS_ONLY, *absent)
     assert proc.returncode != 0, proc.stdout[-3000:]
@@ -214,13 +214,14 @@ def test_a_confirmed_deletion_drops_the_connectors_slot_and_declared_again_it_st
             run_playbook("site.yml", *CONNECTORS_ONLY)
             wait_until("orders-cdc and its task to run again", connector_running, timeout=180)
     try:
-        assert _slots() == ["t"]
 
         def snapshot_read() -> bool:
             changes.poll()
             return {i for op, i, _ in changes.events if op == "r"} >= ids
 
         wait_until("the new connector's snapshot of the rows committed while it was gone", snapshot_read, 300)
+        # Its slot made again; streamed from once the snapshot is done.
+        wait_until("the new connector streaming from its own slot", lambda: _slots() == ["t"], 120)
         account(
             f"orders-cdc deleted and declared again: rows committed while gone {len(ids)}, "
             f"read by the new connector's snapshot {len({i for op, i, _ in changes.events if op == 'r'} & ids)}, "
