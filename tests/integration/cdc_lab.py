@@ -11,7 +11,7 @@ import time
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 from confluent_kafka import Consumer, TopicPartition
 
@@ -19,6 +19,9 @@ from tests.integration import connect_lab
 from tests.integration.conftest import wait_until
 from tests.integration.connect_lab import DC
 from tests.integration.lab import CLIENT_DIR, ROOT, Lab, properties
+
+if TYPE_CHECKING:
+    from tests.integration.spark_lab import CdcJob
 
 LAB = Lab()
 CONNECTOR = "orders-cdc"
@@ -169,15 +172,7 @@ class RowWriter:
         return self.committed()
 
 
-class ReadsUpTo(Protocol):
-    """A Spark CDC job as wait_job_past sees it (tests.integration.spark_lab.CdcJob)."""
-
-    def active(self) -> bool: ...
-    def journal(self, lines: int = 60) -> str: ...
-    def read_up_to(self) -> dict[int, int]: ...
-
-
-def wait_job_past(job: ReadsUpTo, changes: Changes, timeout: float = 300) -> None:
+def wait_job_past(job: CdcJob, changes: Changes, timeout: float = 300) -> None:
     """Until the Spark job's last finished micro-batch read up to where the topic ends now."""
     ends = {tp.partition: tp.offset for tp in topic_ends(changes.consumer)}
 

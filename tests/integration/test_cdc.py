@@ -29,6 +29,7 @@ from tests.integration.cdc_lab import (
     secret,
     superuser,
     wait_job_past,
+    wal_position,
     write_wal_elsewhere,
 )
 from tests.integration.conftest import wait_until
@@ -130,7 +131,7 @@ def test_the_heartbeat_moves_the_slot_on_while_the_captured_table_is_idle():
     # WAL the connector is not sent: rows of a table outside the publication (orders gets none).
     write_wal_elsewhere(50000)
     try:
-        target = int(superuser("SELECT pg_current_wal_lsn() - '0/0'::pg_lsn"))
+        target = wal_position()
         assert slot_lsn("confirmed_flush_lsn") < target  # what the heartbeat must move on
         # A heartbeat every 10 s writes its row; the connector confirms its position, and the
         # database may recycle the WAL before it.

@@ -47,7 +47,7 @@ from kafkakit.bench.cdc import (
     parse_checkpoint,
     writer_sql,
 )
-from kafkakit.bench.lab import _groups_and_hostvars
+from kafkakit.bench.lab import members
 from kafkakit.bench.nodes import HostRun, host_runner
 from kafkakit.bench.parsers import format_scenario
 from kafkakit.cluster.admin import read_client_conf
@@ -72,12 +72,7 @@ def say(message: str) -> None:
 
 def member(inventory: Mapping[str, Any], group: str, dc: str) -> str:
     """The first host of `group` in data centre `dc`."""
-    groups, _ = _groups_and_hostvars(inventory)
-    in_dc = set(groups.get(dc, []))
-    hosts = [h for h in groups.get(group, []) if h in in_dc]
-    if not hosts:
-        raise ValueError(f"no {group} host in data centre {dc!r}")
-    return hosts[0]
+    return members(inventory, group, dc)[0]
 
 
 @dataclass(frozen=True)

@@ -58,15 +58,22 @@ def _groups_and_hostvars(doc: Mapping[str, Any]) -> tuple[dict[str, list[str]], 
     return groups, hostvars
 
 
+def members(inventory: Mapping[str, Any], group: str, dc: str) -> list[str]:
+    """The hosts of `group` in data centre `dc`, in inventory order; a ValueError when there are none."""
+    groups, _ = _groups_and_hostvars(inventory)
+    in_dc = set(groups.get(dc, []))
+    hosts = [h for h in groups.get(group, []) if h in in_dc]
+    if not hosts:
+        raise ValueError(f"no {group} host in data centre {dc!r}")
+    return hosts
+
+
 def plaintext_bootstrap(inventory: Mapping[str, Any], dc: str, port: int) -> str:
     """host:port of every broker of `dc` on the BENCH listener, in inventory order."""
     if port <= 0:
         raise ValueError("the bench listener port must be > 0")
-    groups, hostvars = _groups_and_hostvars(inventory)
-    in_dc = set(groups.get(dc, []))
-    brokers = [h for h in groups.get("kafka_broker", []) if h in in_dc]
-    if not brokers:
-        raise ValueError(f"no kafka_broker host in data centre {dc!r}")
+    brokers = members(inventory, "kafka_broker", dc)
+    _, hostvars = _groups_and_hostvars(inventory)
     missing = [h for h in brokers if not hostvars.get(h, {}).get("private_ip")]
     if missing:
         raise ValueError(f"brokers without private_ip: {missing}")
