@@ -82,6 +82,15 @@ def plan(current: BrokerListeners, name: str, protocol: str, address: str, prese
     return {key: None for key in KEYS if key in current.dynamic}
 
 
+def settled(current: BrokerListeners, name: str, protocol: str, address: str, present: bool) -> bool:
+    """Whether the broker reports the overlay as asked. Read while a change is being applied, not
+    before: a ZooKeeper-mode broker drops the deleted keys from its dynamic set before it swaps in
+    the configuration without the listener, so for a moment the listener shows with a static source."""
+    if present:
+        return not plan(current, name, protocol, address, present=True)
+    return name.upper() not in current.names()
+
+
 def _source(entry: Any) -> int:
     return int(getattr(entry.source, "value", entry.source))
 
@@ -160,7 +169,7 @@ def overlay(
     deadline = time.monotonic() + settle
     while True:
         now = read(admin, broker_id)
-        if not plan(now, name, protocol, address, present):
+        if settled(now, name, protocol, address, present):
             return Outcome(changes, before, _shown(now))
         if time.monotonic() >= deadline:
             state = "missing" if present else "still there"

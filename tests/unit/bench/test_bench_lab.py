@@ -75,11 +75,14 @@ class FakeBroker:
     listener is a listener, every listener has a protocol, INTERNAL stays advertised, an existing
     listener keeps its protocol) and shows in describe only `lag` describes after the request."""
 
-    def __init__(self, static: dict[str, str] | None = None, lag: int = 0, refuse: str = "") -> None:
+    def __init__(self, static: dict[str, str] | None = None, lag: int = 0, refuse: str = "", torn: bool = False) -> None:
         self.static = dict(static or static_listeners())
         self.dynamic: dict[str, str] = {}
         self.pending: list[tuple[int, dict[str, str]]] = []
         self.lag, self.refuse = lag, refuse
+        # torn: the describe that first sees a change reads the new sources with the old values,
+        # as a ZooKeeper-mode broker answers while it applies the change.
+        self.torn = torn
         self.alters: list[dict[str, str | None]] = []
 
     def effective(self, dynamic: dict[str, str]) -> dict[str, str]:
@@ -89,12 +92,14 @@ class FakeBroker:
         [resource] = resources
         assert resource.name == "1"
         self.pending = [(n - 1, d) for n, d in self.pending]
+        values = self.effective(self.dynamic)
         for _, applied in [p for p in self.pending if p[0] < 0]:
             self.dynamic = applied
         self.pending = [p for p in self.pending if p[0] >= 0]
+        if not self.torn or values == self.effective(self.dynamic):
+            values = self.effective(self.dynamic)
         entries = {
-            key: SimpleNamespace(value=value, source=2 if key in self.dynamic else 4)
-            for key, value in self.effective(self.dynamic).items()
+            key: SimpleNamespace(value=value, source=2 if key in self.dynamic else 4) for key, value in values.items()
         }
         entries["num.io.threads"] = SimpleNamespace(value="8", source=5)
         return {resource: done(entries)}
@@ -174,6 +179,15 @@ def test_the_change_is_awaited_until_the_broker_reports_it():
     assert "BENCH://10.213.7.11:9095" in outcome.after["listeners"]
     off = overlay(broker, 1, *BENCH, present=False, interval=0)
     assert off.after == static_listeners()
+
+
+def test_off_waits_while_the_broker_reports_its_old_listeners_with_the_new_sources():
+    broker = FakeBroker(lag=1, torn=True)
+    overlay(broker, 1, *BENCH, present=True, interval=0)
+    # The describe after the delete shows BENCH with a static source: a change being applied, not
+    # a listener of server.properties.
+    off = overlay(broker, 1, *BENCH, present=False, interval=0)
+    assert off.changed and broker.dynamic == {} and off.after == static_listeners()
 
 
 def test_a_change_the_broker_never_applies_fails_with_the_broker_named():
@@ -377,7 +391,7 @@ def test_bench_listener_playbook_sets_the_overlay_from_the_controller_without_th
     # Not the broker role: only kafka_common's defaults (bootstrap list, admin client settings).
     assert play["roles"] == ["kafka_common"]
     assert [key for task in play["tasks"] for key in task if key.endswith(("include_role", "import_role"))] == []
-    [step] = [task for task in play["tasks"] if "kafka_broker_listener" in task]
+    [step, proof] = [task for task in play["tasks"] if "kafka_broker_listener" in task]
     args = step["kafka_broker_listener"]
     assert step["delegate_to"] == "localhost"
     assert (args["name"], args["protocol"], args["broker_id"]) == ("BENCH", "PLAINTEXT", "{{ broker_id }}")
@@ -388,6 +402,16 @@ def test_bench_listener_playbook_sets_the_overlay_from_the_controller_without_th
     [wait] = [task for task in play["tasks"] if "ansible.builtin.wait_for" in task]
     state = jinja2.Template(wait["ansible.builtin.wait_for"]["state"])
     assert [state.render(bench_listener=s) for s in ("on", "off")] == ["started", "stopped"]
+    # Off ends by reading every broker again: BENCH there in any form fails the bench.
+    assert proof["check_mode"] is True and proof["kafka_broker_listener"]["state"] == "absent"
+    assert (proof["when"], proof["delegate_to"]) == ("bench_listener == 'off'", "localhost")
+    assert proof["kafka_broker_listener"]["broker_id"] == "{{ broker_id }}"
+    failed = jinja2.Environment().compile_expression(proof["failed_when"])
+    gone = {"changed": False, "listeners": static_listeners()}
+    assert failed(bench_listener_gone=gone) is False
+    assert failed(bench_listener_gone={**gone, "changed": True}) is True
+    with_bench = {**static_listeners(), "listeners": static_listeners()["listeners"] + ",BENCH://10.213.7.11:9095"}
+    assert failed(bench_listener_gone={"changed": False, "listeners": with_bench}) is True
 
 
 @pytest.mark.skipif(not shutil.which("yamllint", path=str(Path(sys.executable).parent)), reason="no yamllint")
