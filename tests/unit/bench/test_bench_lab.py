@@ -75,7 +75,9 @@ class FakeBroker:
     listener is a listener, every listener has a protocol, INTERNAL stays advertised, an existing
     listener keeps its protocol) and shows in describe only `lag` describes after the request."""
 
-    def __init__(self, static: dict[str, str] | None = None, lag: int = 0, refuse: str = "", torn: bool = False) -> None:
+    def __init__(
+        self, static: dict[str, str] | None = None, lag: int = 0, refuse: str = "", torn: bool = False
+    ) -> None:
         self.static = dict(static or static_listeners())
         self.dynamic: dict[str, str] = {}
         self.pending: list[tuple[int, dict[str, str]]] = []
