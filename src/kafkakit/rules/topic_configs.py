@@ -1,71 +1,100 @@
-"""Kafka's topic-level config names, per release line: what a declared topic's `configs` may set.
+"""Kafka's topic-level configs, per release line: the names a declared topic's `configs` may set,
+and the values each takes.
 
-Each list is the broker's own (`org.apache.kafka.storage.internals.log.LogConfig.configNames()`)
-of the archive the kit installs; tests/unit/rules/test_topic_configs.py compares them with the archives
-in build/artifacts when those are there, so a version bump that changes the list fails a test.
+Each table is the broker's own (`org.apache.kafka.storage.internals.log.LogConfig.configKeys()`) of
+the archive the kit installs: per name, its ConfigDef type and its validator as Kafka prints it
+(`toString()`), copied from Kafka's output, never typed by hand. tests/unit/rules/test_topic_configs.py
+prints the same from every archive in build/artifacts when those are there and compares, and checks
+that `value_problem` accepts and refuses what Kafka's own validators do, so a version bump that
+changes a name, a type or a range fails a test instead of a run.
 """
 
 from __future__ import annotations
 
 import difflib
+import math
+import re
 
 from kafkakit.rules.topology import kafka_major
+from kafkakit.rules.values import whole_number
 
-_COMMON = frozenset(
-    {
-        "cleanup.policy",
-        "compression.gzip.level",
-        "compression.lz4.level",
-        "compression.type",
-        "compression.zstd.level",
-        "delete.retention.ms",
-        "file.delete.delay.ms",
-        "flush.messages",
-        "flush.ms",
-        "follower.replication.throttled.replicas",
-        "index.interval.bytes",
-        "leader.replication.throttled.replicas",
-        "local.retention.bytes",
-        "local.retention.ms",
-        "max.compaction.lag.ms",
-        "max.message.bytes",
-        "message.timestamp.after.max.ms",
-        "message.timestamp.before.max.ms",
-        "message.timestamp.type",
-        "min.cleanable.dirty.ratio",
-        "min.compaction.lag.ms",
-        "min.insync.replicas",
-        "preallocate",
-        "remote.log.copy.disable",
-        "remote.log.delete.on.disable",
-        "remote.storage.enable",
-        "retention.bytes",
-        "retention.ms",
-        "segment.bytes",
-        "segment.index.bytes",
-        "segment.jitter.ms",
-        "segment.ms",
-        "unclean.leader.election.enable",
-    }
-)
+# name -> (ConfigDef type, validator as Kafka prints it; "" when it has none)
+_COMMON: dict[str, tuple[str, str]] = {
+    "cleanup.policy": ("LIST", "[compact, delete]"),
+    "compression.gzip.level": ("INT", "[1,...,9] or -1"),
+    "compression.lz4.level": ("INT", "[1,...,17]"),
+    "compression.type": ("STRING", "[uncompressed, zstd, lz4, snappy, gzip, producer]"),
+    "compression.zstd.level": ("INT", "[-131072,...,22]"),
+    "delete.retention.ms": ("LONG", "[0,...]"),
+    "file.delete.delay.ms": ("LONG", "[0,...]"),
+    "flush.messages": ("LONG", "[1,...]"),
+    "flush.ms": ("LONG", "[0,...]"),
+    "follower.replication.throttled.replicas": ("LIST", "[partitionId]:[brokerId],[partitionId]:[brokerId],..."),
+    "index.interval.bytes": ("INT", "[0,...]"),
+    "leader.replication.throttled.replicas": ("LIST", "[partitionId]:[brokerId],[partitionId]:[brokerId],..."),
+    "local.retention.bytes": ("LONG", "[-2,...]"),
+    "local.retention.ms": ("LONG", "[-2,...]"),
+    "max.compaction.lag.ms": ("LONG", "[1,...]"),
+    "max.message.bytes": ("INT", "[0,...]"),
+    "message.timestamp.after.max.ms": ("LONG", "[0,...]"),
+    "message.timestamp.before.max.ms": ("LONG", "[0,...]"),
+    "message.timestamp.type": ("STRING", "[CreateTime, LogAppendTime]"),
+    "min.cleanable.dirty.ratio": ("DOUBLE", "[0,...,1]"),
+    "min.compaction.lag.ms": ("LONG", "[0,...]"),
+    "min.insync.replicas": ("INT", "[1,...]"),
+    "preallocate": ("BOOLEAN", ""),
+    "remote.log.copy.disable": ("BOOLEAN", ""),
+    "remote.log.delete.on.disable": ("BOOLEAN", ""),
+    "remote.storage.enable": ("BOOLEAN", ""),
+    "retention.bytes": ("LONG", ""),
+    "retention.ms": ("LONG", "[-1,...]"),
+    "segment.index.bytes": ("INT", "[4,...]"),
+    "segment.jitter.ms": ("LONG", "[0,...]"),
+    "segment.ms": ("LONG", "[1,...]"),
+    "unclean.leader.election.enable": ("BOOLEAN", ""),
+}
 
 # Kafka 3.9.2. The last three are gone from 4.0 (KIP-724 and the message format v0/v1 removal).
-KAFKA_3_TOPIC_CONFIGS = _COMMON | {
-    "message.downconversion.enable",
-    "message.format.version",
-    "message.timestamp.difference.max.ms",
+KAFKA_3_TOPIC_CONFIG_TYPES: dict[str, tuple[str, str]] = {
+    **_COMMON,
+    "segment.bytes": ("INT", "[14,...]"),
+    "message.downconversion.enable": ("BOOLEAN", ""),
+    "message.format.version": (
+        "STRING",
+        "[0.8.0, 0.8.1, 0.8.2, 0.9.0, 0.10.0-IV0, 0.10.0-IV1, 0.10.1-IV0, 0.10.1-IV1, 0.10.1-IV2, 0.10.2-IV0, "
+        "0.11.0-IV0, 0.11.0-IV1, 0.11.0-IV2, 1.0-IV0, 1.1-IV0, 2.0-IV0, 2.0-IV1, 2.1-IV0, 2.1-IV1, 2.1-IV2, "
+        "2.2-IV0, 2.2-IV1, 2.3-IV0, 2.3-IV1, 2.4-IV0, 2.4-IV1, 2.5-IV0, 2.6-IV0, 2.7-IV0, 2.7-IV1, 2.7-IV2, "
+        "2.8-IV0, 2.8-IV1, 3.0-IV0, 3.0-IV1, 3.1-IV0, 3.2-IV0, 3.3-IV0, 3.3-IV1, 3.3-IV2, 3.3-IV3, 3.4-IV0, "
+        "3.5-IV0, 3.5-IV1, 3.5-IV2, 3.6-IV0, 3.6-IV1, 3.6-IV2, 3.7-IV0, 3.7-IV1, 3.7-IV2, 3.7-IV3, 3.7-IV4, "
+        "3.8-IV0, 3.9-IV0, 4.0-IV0, 4.0-IV1]",
+    ),
+    "message.timestamp.difference.max.ms": ("LONG", "[0,...]"),
 }
 # Kafka 4.3.1 (internal.segment.bytes is Kafka's own, for its tests; it is still a topic config).
-KAFKA_4_TOPIC_CONFIGS = _COMMON | {"internal.segment.bytes"}
+KAFKA_4_TOPIC_CONFIG_TYPES: dict[str, tuple[str, str]] = {
+    **_COMMON,
+    "segment.bytes": ("INT", "[1048576,...]"),
+    "internal.segment.bytes": ("INT", ""),
+}
+KAFKA_3_TOPIC_CONFIGS = frozenset(KAFKA_3_TOPIC_CONFIG_TYPES)
+KAFKA_4_TOPIC_CONFIGS = frozenset(KAFKA_4_TOPIC_CONFIG_TYPES)
 
-_BY_MAJOR = {3: KAFKA_3_TOPIC_CONFIGS, 4: KAFKA_4_TOPIC_CONFIGS}
+_BY_MAJOR = {3: KAFKA_3_TOPIC_CONFIG_TYPES, 4: KAFKA_4_TOPIC_CONFIG_TYPES}
+# A version of no line the kit ships: every name it knows, each with its most lenient (3.x) values.
+_ANY_LINE = {**KAFKA_4_TOPIC_CONFIG_TYPES, **KAFKA_3_TOPIC_CONFIG_TYPES}
+
+
+def topic_config_types(version: str | None) -> dict[str, tuple[str, str]]:
+    """The topic configs of a Kafka release ("3.9.2", "4.3.1") with their types and validators;
+    every known one when the version is unknown or of a line the kit does not ship."""
+    major = kafka_major(version) if version else None
+    return _BY_MAJOR.get(major or 0, _ANY_LINE)
 
 
 def topic_config_names(version: str | None) -> frozenset[str]:
     """The topic configs of a Kafka release ("3.9.2", "4.3.1"); every known name when the
     version is unknown or of a line the kit does not ship (then other rules report it)."""
-    major = kafka_major(version) if version else None
-    return _BY_MAJOR.get(major or 0, KAFKA_3_TOPIC_CONFIGS | KAFKA_4_TOPIC_CONFIGS)
+    return frozenset(topic_config_types(version))
 
 
 def release_line(version: str | None) -> str:
@@ -79,3 +108,77 @@ def closest_topic_config(key: str, names: frozenset[str]) -> str | None:
     A broker-wide default (log.retention.hours) is matched without its "log." prefix."""
     match = difflib.get_close_matches(key.removeprefix("log."), sorted(names), n=1, cutoff=0.6)
     return match[0] if match else None
+
+
+# ConfigDef's whole-number types and the bounds of the Java type each is read into.
+_WHOLE_BITS = {"INT": 32, "LONG": 64}
+# Java's Double.parseDouble, without the NaN and Infinity no topic config wants.
+_DECIMAL = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?[dDfF]?$")
+# Kafka's Range (`[1,...]`, `[0,...,1]`), and the one validator that adds a single value to one.
+_RANGE = re.compile(r"^\[(?P<lo>[-\d.]+),\.\.\.(?:,(?P<hi>[-\d.]+))?\](?: or (?P<also>[-\d.]+))?$")
+# ThrottledReplicaListValidator: '*', or partition:broker pairs.
+THROTTLED_REPLICAS = "[partitionId]:[brokerId],[partitionId]:[brokerId],..."
+_REPLICA = re.compile(r"^\d+:\d+$")
+
+
+def _parse(kind: str, value: object) -> tuple[object, str | None]:
+    """`value` as Kafka's ConfigDef.parseType reads the string kafka_topic sends it (str(value),
+    trimmed), or what is wrong with it."""
+    if isinstance(value, list):
+        return None, "is a list; give Kafka a comma-separated string"
+    if value is None or isinstance(value, dict):
+        return None, "is not a single value"
+    text = str(value).strip()
+    if kind == "BOOLEAN":
+        if text.lower() in ("true", "false"):
+            return text.lower() == "true", None
+        return None, "is not true or false"
+    if kind in _WHOLE_BITS:
+        number = None if isinstance(value, float) else whole_number(value)
+        if number is None:
+            return None, "is not a whole number"
+        bound = 2 ** (_WHOLE_BITS[kind] - 1)
+        if not -bound <= number < bound:
+            return None, f"does not fit Kafka's {kind} type"
+        return number, None
+    if kind == "DOUBLE":
+        if isinstance(value, bool) or not (isinstance(value, int | float) or _DECIMAL.match(text)):
+            return None, "is not a number"
+        number = float(text.rstrip("dDfF"))
+        return (number, None) if math.isfinite(number) else (None, "is not a number")
+    if kind == "LIST":
+        return ([] if not text else [item.strip() for item in text.split(",")]), None
+    return text, None
+
+
+def _closest_value(word: str, choices: list[str]) -> str:
+    match = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return f" (did you mean {match[0]!r}?)" if match else ""
+
+
+def value_problem(kind: str, validator: str, value: object) -> str | None:
+    """What Kafka would refuse in `value` for a config of ConfigDef type `kind` and `validator`
+    (as topic_config_types gives them), said after the value; None when Kafka takes it."""
+    parsed, problem = _parse(kind, value)
+    if problem or not validator:
+        return problem
+    if validator == THROTTLED_REPLICAS:
+        items = parsed if isinstance(parsed, list) else [parsed]
+        if items == ["*"] or all(_REPLICA.match(str(i)) for i in items):
+            return None
+        return f"is neither '*' nor partition:broker pairs (Kafka's {THROTTLED_REPLICAS})"
+    bounds = _RANGE.match(validator)
+    if bounds:
+        lo, hi, also = (None if b is None else float(b) for b in bounds.group("lo", "hi", "also"))
+        number = float(parsed)  # type: ignore[arg-type]  # a number: _parse read it as one
+        if number == also or ((lo is None or number >= lo) and (hi is None or number <= hi)):
+            return None
+        return f"is outside Kafka's range {validator}"
+    choices = validator.strip("[]").split(", ")
+    for item in parsed if isinstance(parsed, list) else [parsed]:
+        # A metadata version (message.format.version) may leave out its -IV part: "2.8" is 2.8-IV1.
+        if item in choices or any(c.startswith(f"{item}-IV") for c in choices):
+            continue
+        what = "is" if not isinstance(parsed, list) or len(parsed) == 1 else f"has {item!r}, which is"
+        return f"{what} not one of Kafka's {choices}{_closest_value(str(item), choices)}"
+    return None

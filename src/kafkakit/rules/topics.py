@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from kafkakit.rules.topic_configs import closest_topic_config, release_line, topic_config_names
+from kafkakit.rules.topic_configs import closest_topic_config, release_line, topic_config_types, value_problem
 from kafkakit.rules.values import is_true, whole_number
 
 # The fields of a kafka_topics entry (roles/kafka_resources/meta/argument_specs.yml).
@@ -44,12 +44,15 @@ def _config_errors(where: str, configs: object, rf: int | None, version: str | N
     if not isinstance(configs, Mapping):
         return [f"{where}: configs must be a mapping of topic config names to values, not {configs!r}"]
     errors = []
-    names = topic_config_names(version)
-    for key in configs:
+    types = topic_config_types(version)
+    names = frozenset(types)
+    for key, value in configs.items():
         if key not in names:
             errors.append(
                 f"{where}: {key!r} is not a topic config of {release_line(version)}{_closest(str(key), names)}"
             )
+        elif key != "min.insync.replicas" and (problem := value_problem(*types[key], value)):  # that one: below
+            errors.append(f"{where}: {key}={value!r} {problem}")
     if is_true(configs.get("unclean.leader.election.enable")):
         errors.append(
             f"{where}: unclean.leader.election.enable=true can lose acknowledged writes; the kit keeps it false"

@@ -207,6 +207,74 @@ BAD: dict[str, tuple[Callable[[View], None], list[str]]] = {
         topic(configs=["retention.ms=1"]),
         ["dc1: topic clicks: configs must be a mapping of topic config names to values, not ['retention.ms=1']"],
     ),
+    # --- topic config values, as Kafka's own ConfigDef takes them (kafkakit.rules.topic_configs) ------
+    "topic-cleanup-policy-typo": (
+        topic(configs={"cleanup.policy": "compacted"}),
+        [
+            "dc1: topic clicks: cleanup.policy='compacted' is not one of Kafka's ['compact', 'delete'] "
+            "(did you mean 'compact'?)"
+        ],
+    ),
+    "topic-cleanup-policy-one-of-two-wrong": (
+        topic(configs={"cleanup.policy": "compact,deleted"}),
+        [
+            "dc1: topic clicks: cleanup.policy='compact,deleted' has 'deleted', which is not one of Kafka's "
+            "['compact', 'delete'] (did you mean 'delete'?)"
+        ],
+    ),
+    "topic-cleanup-policy-a-yaml-list": (
+        topic(configs={"cleanup.policy": ["compact", "delete"]}),
+        ["dc1: topic clicks: cleanup.policy=['compact', 'delete'] is a list; give Kafka a comma-separated string"],
+    ),
+    "topic-compression-typo": (
+        topic(configs={"compression.type": "zip"}),
+        [
+            "dc1: topic clicks: compression.type='zip' is not one of Kafka's ['uncompressed', 'zstd', 'lz4', "
+            "'snappy', 'gzip', 'producer'] (did you mean 'gzip'?)"
+        ],
+    ),
+    "topic-timestamp-type-typo": (
+        topic(configs={"message.timestamp.type": "create"}),
+        [
+            "dc1: topic clicks: message.timestamp.type='create' is not one of Kafka's ['CreateTime', "
+            "'LogAppendTime'] (did you mean 'CreateTime'?)"
+        ],
+    ),
+    "topic-retention-negative": (
+        topic(configs={"retention.ms": -5}),
+        ["dc1: topic clicks: retention.ms=-5 is outside Kafka's range [-1,...]"],
+    ),
+    "topic-retention-with-a-unit": (
+        topic(configs={"retention.ms": "7d"}),
+        ["dc1: topic clicks: retention.ms='7d' is not a whole number"],
+    ),
+    "topic-max-message-bytes-beyond-int": (
+        topic(configs={"max.message.bytes": 4294967296}),
+        ["dc1: topic clicks: max.message.bytes=4294967296 does not fit Kafka's INT type"],
+    ),
+    "topic-dirty-ratio-above-one": (
+        topic(configs={"min.cleanable.dirty.ratio": "1.5"}),
+        ["dc1: topic clicks: min.cleanable.dirty.ratio='1.5' is outside Kafka's range [0,...,1]"],
+    ),
+    "topic-segment-bytes-below-4-x-least": (
+        several(dc_set("dc1", kafka_metadata_mode="kraft"), topic(configs={"segment.bytes": "65536"})),
+        ["dc1: topic clicks: segment.bytes='65536' is outside Kafka's range [1048576,...]"],
+    ),
+    "topic-boolean-as-yes": (
+        topic(configs={"preallocate": "yes"}),
+        ["dc1: topic clicks: preallocate='yes' is not true or false"],
+    ),
+    "topic-gzip-level-zero": (
+        topic(configs={"compression.gzip.level": 0}),
+        ["dc1: topic clicks: compression.gzip.level=0 is outside Kafka's range [1,...,9] or -1"],
+    ),
+    "topic-throttled-replicas-malformed": (
+        topic(configs={"leader.replication.throttled.replicas": "0-1"}),
+        [
+            "dc1: topic clicks: leader.replication.throttled.replicas='0-1' is neither '*' nor partition:broker "
+            "pairs (Kafka's [partitionId]:[brokerId],[partitionId]:[brokerId],...)"
+        ],
+    ),
     # --- per-topic durability -----------------------------------------------------------------
     "topic-unclean-election": (
         topic(configs={"unclean.leader.election.enable": "true"}),
@@ -438,6 +506,22 @@ FINE: dict[str, Callable[[View], None]] = {
     ),
     "a-3-x-only-config-in-a-zookeeper-dc": topic(configs={"message.timestamp.difference.max.ms": "1000"}),
     "unclean-election-false": topic(configs={"unclean.leader.election.enable": "false"}),
+    "config-values-as-kafka-takes-them": topic(
+        configs={
+            "cleanup.policy": "compact, delete",
+            "compression.type": "zstd",
+            "message.timestamp.type": "LogAppendTime",
+            "retention.ms": -1,
+            "retention.bytes": "-1",
+            "min.cleanable.dirty.ratio": 0.5,
+            "preallocate": True,
+            "unclean.leader.election.enable": False,
+            "compression.gzip.level": "-1",
+            "leader.replication.throttled.replicas": "*",
+            "follower.replication.throttled.replicas": "0:1,1:2",
+            "segment.bytes": 1073741824,
+        }
+    ),
     "rf-1-min-isr-1": topic(replication_factor=1, configs={"min.insync.replicas": 1}),
     "numbers-as-strings": topic(partitions="3", replication_factor="3"),
     "absent-topic": topic(state="absent"),

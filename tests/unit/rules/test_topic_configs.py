@@ -1,8 +1,10 @@
-"""kafkakit.rules.topic_configs: the topic-level config names a declared topic may set, per Kafka line.
+"""kafkakit.rules.topic_configs: the topic-level configs a declared topic may set, per Kafka line,
+and the values each takes.
 
-The lists are compared with the broker's own (LogConfig.configNames()) in every Kafka archive
-build/artifacts holds (`make artifacts`), so a version bump that adds or drops a topic config
-fails here instead of at apply time on a cluster.
+The tables are compared with the broker's own (LogConfig.configKeys(): names, types, validators) in
+every Kafka archive build/artifacts holds (`make artifacts`), and value_problem with Kafka's own
+parsing and validators on sample values, so a version bump that adds or drops a topic config or
+changes what one takes fails here instead of at apply time on a cluster.
 """
 
 from __future__ import annotations
@@ -21,21 +23,63 @@ from kafkakit.rules.topic_configs import (
     closest_topic_config,
     release_line,
     topic_config_names,
+    topic_config_types,
+    value_problem,
 )
 
 ROOT = Path(__file__).resolve().parents[3]
 ARCHIVES = sorted((ROOT / "build" / "artifacts").glob("kafka_2.13-*.tgz"))
 JARS = ("kafka-", "slf4j-api-")
-# Prints the broker's topic config names, one a line (java's single-file source launcher).
+# Prints the broker's topic configs, one a line (name, ConfigDef type, validator), then, for each
+# name=value line on stdin, OK or BAD as Kafka parses and validates it (java's single-file source launcher).
 LIST_CONFIGS = """
+import java.util.*;
+import org.apache.kafka.common.config.ConfigDef;
 public class ListTopicConfigs {
   public static void main(String[] args) throws Exception {
-    Class<?> c = Class.forName("org.apache.kafka.storage.internals.log.LogConfig");
-    for (Object n : new java.util.TreeSet<Object>((java.util.Collection<?>) c.getMethod("configNames").invoke(null)))
-      System.out.println(n);
+    Map<String, ConfigDef.ConfigKey> keys = org.apache.kafka.storage.internals.log.LogConfig.configKeys();
+    for (String n : new TreeSet<>(keys.keySet()))
+      System.out.println(n + "\t" + keys.get(n).type + "\t" + Objects.toString(keys.get(n).validator, ""));
+    Scanner in = new Scanner(System.in);
+    while (in.hasNextLine()) {
+      String line = in.nextLine(), n = line.substring(0, line.indexOf('=')), v = line.substring(n.length() + 1);
+      ConfigDef.ConfigKey k = keys.get(n);
+      try {
+        Object parsed = ConfigDef.parseType(n, v, k.type);
+        if (k.validator != null) k.validator.ensureValid(n, parsed);
+        System.out.println("OK\t" + line);
+      } catch (Exception e) {
+        System.out.println("BAD\t" + line);
+      }
+    }
   }
 }
 """
+# Values typed as a user might, good and bad, for each kind of type and validator Kafka's topic configs use.
+SAMPLES: dict[str, list[str]] = {
+    "cleanup.policy": [
+        "compact",
+        "delete",
+        "compact,delete",
+        " compact , delete ",
+        "",
+        "compacted",
+        "Compact",
+        "delete,",
+    ],
+    "compression.type": ["gzip", "zip", "GZIP", "producer"],
+    "message.timestamp.type": ["CreateTime", "create", "LogAppendTime"],
+    "retention.ms": ["-1", "-2", "0", "+100", " 100 ", "1e3", "7d", "9223372036854775807", "9223372036854775808"],
+    "retention.bytes": ["-1", "-5", "x"],
+    "max.message.bytes": ["1048588", "2147483647", "2147483648", "-1", "1.5"],
+    "min.cleanable.dirty.ratio": ["0.5", ".5", "1e-1", "1", "1.5", "-0.1", "half"],
+    "compression.gzip.level": ["-1", "0", "1", "9", "10"],
+    "compression.zstd.level": ["-131072", "-131073", "22", "23"],
+    "preallocate": ["true", "TRUE", " false ", "yes", "1", "True"],
+    "leader.replication.throttled.replicas": ["*", "0:1,1:2", "0:1, 1:2", "", "a:b", "0-1"],
+    "segment.bytes": ["14", "1048576", "13"],
+    "message.format.version": ["2.8", "3.0-IV1", "0.10.0", "9.9"],
+}
 
 
 @pytest.mark.parametrize(
@@ -94,7 +138,20 @@ def test_the_list_is_the_brokers_own(archive: Path, tmp_path: Path) -> None:
     source = tmp_path / "ListTopicConfigs.java"
     source.write_text(LIST_CONFIGS)
     libs = next(tmp_path.glob("*/libs"))
+    types = topic_config_types(version)
+    samples = [f"{name}={value}" for name, values in SAMPLES.items() if name in types for value in values]
     done = subprocess.run(
-        ["java", "-cp", f"{libs}/*", str(source)], capture_output=True, text=True, timeout=120, check=True
+        ["java", "-cp", f"{libs}/*", str(source)],
+        input="\n".join(samples) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
     )
-    assert set(done.stdout.split()) == topic_config_names(version), version
+    lines = [line.split("\t") for line in done.stdout.splitlines()]
+    kafkas = {name: (kind, validator) for name, kind, validator in (x for x in lines if x[0] not in ("OK", "BAD"))}
+    assert set(kafkas) == topic_config_names(version), version
+    assert kafkas == types, version
+    verdicts = {sample: verdict == "OK" for verdict, sample in (x for x in lines if x[0] in ("OK", "BAD"))}
+    ours = {s: value_problem(*types[s.split("=", 1)[0]], s.split("=", 1)[1]) is None for s in samples}
+    assert ours == verdicts, version
