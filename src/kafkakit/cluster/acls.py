@@ -155,6 +155,11 @@ def _entry_keys(entry: Mapping[str, Any]) -> tuple[set[AclKey], list[str]]:
     return keys, []
 
 
+def entry_errors(entry: Mapping[str, Any]) -> list[str]:
+    """What desired_bindings would refuse in one declared entry (empty: nothing); the preflight asks."""
+    return _entry_keys(entry)[1]
+
+
 def desired_bindings(entries: Sequence[Mapping[str, Any]]) -> set[AclKey]:
     """Validate every declared entry and expand them to binding keys; one AclError lists all problems."""
     desired: set[AclKey] = set()

@@ -93,6 +93,11 @@ def _parse_user(index: int, entry: Any) -> tuple[ScramUser | None, list[str]]:
     return ScramUser(name, password or "", mechanism, state == "present"), []
 
 
+def user_errors(index: int, entry: Any) -> list[str]:
+    """What the module would refuse in one declared user (empty: nothing); the preflight asks."""
+    return _parse_user(index, entry)[1]
+
+
 def _check_consistency(users: Sequence[ScramUser], protected: Collection[str]) -> list[str]:
     errors = []
     seen: set[tuple[str, str]] = set()

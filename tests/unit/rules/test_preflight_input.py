@@ -101,6 +101,17 @@ def acls(*principals: str) -> Callable[[View], None]:
     return dc_set("dc1", kafka_users=USERS, kafka_acls=entries)
 
 
+def acl(principal: str = "User:orders-writer", **fields: Any) -> Callable[[View], None]:
+    """dc1 declares its users and one ACL entry: orders-writer reads topic orders unless `fields` say otherwise."""
+    entry = {"principal": principal, "resource_type": "topic", "name": "orders", "operations": ["read"], **fields}
+    return dc_set("dc1", kafka_users=USERS, kafka_acls=[{k: v for k, v in entry.items() if v is not DROP}])
+
+
+def user(**fields: Any) -> Callable[[View], None]:
+    """dc1 declares one user, app1 with a password unless `fields` say otherwise."""
+    return dc_set("dc1", kafka_users=[{"name": "app1", "password": "x", **fields}])
+
+
 def several(*changes: Callable[[View], None]) -> Callable[[View], None]:
     def mutate(view: View) -> None:
         for change in changes:
@@ -480,6 +491,85 @@ BAD: dict[str, tuple[Callable[[View], None], list[str]]] = {
         dc_set("dc1", kafka_users=[{"password": "x"}]),
         ["dc1: kafka_users[0] has no name"],
     ),
+    # --- ACL and user values, as the kafka_acls and kafka_scram_users modules would take them -----
+    "acl-operation-typo": (acl(operations=["Reed"]), ["dc1: kafka_acls[0]: unknown operation 'Reed'"]),
+    "acl-operations-a-string": (acl(operations="read"), ["dc1: kafka_acls[0]: operations must be a non-empty list"]),
+    "acl-operation-not-of-the-resource": (
+        acl(resource_type="group", operations=["write"]),
+        ["dc1: kafka_acls[0]: operation write does not apply to group (allowed: all, delete, describe, read)"],
+    ),
+    "acl-pattern-type-typo": (
+        acl(pattern_type="prefix"),
+        ["dc1: kafka_acls[0]: unknown pattern_type 'prefix'; expected literal or prefixed"],
+    ),
+    "acl-resource-type-typo": (
+        acl(resource_type="topc"),
+        ["dc1: kafka_acls[0]: unknown resource_type 'topc'; expected one of topic, group, cluster, transactional_id"],
+    ),
+    "acl-permission-typo": (
+        acl(permission="alow"),
+        ["dc1: kafka_acls[0]: unknown permission 'alow'; expected allow or deny"],
+    ),
+    "acl-field-typo": (
+        acl(operations=DROP, operation=["read"]),
+        ["dc1: kafka_acls[0]: unknown field(s) operation", "dc1: kafka_acls[0]: operations must be a non-empty list"],
+    ),
+    "acl-cluster-with-a-name": (
+        acl(resource_type="cluster", name="dc1", operations=["idempotent_write"]),
+        ["dc1: kafka_acls[0]: the cluster resource is named 'kafka-cluster', not 'dc1'"],
+    ),
+    "acl-prefixed-wildcard": (
+        acl(pattern_type="prefixed", name="*"),
+        ["dc1: kafka_acls[0]: '*' is a literal wildcard; a prefixed pattern needs a real prefix"],
+    ),
+    # --- ACLs that would open the cluster -----------------------------------------------------------
+    "acl-all-to-every-user": (
+        acl("User:*", name="*", operations=["all"]),
+        [
+            "dc1: kafka_acls[0]: allows all to every user (User:*); the kit grants everyone at most reads, "
+            "writes and describes: name the users"
+        ],
+    ),
+    "acl-cluster-alter-to-every-user": (
+        acl("User:*", resource_type="cluster", name=DROP, operations=["alter", "describe", "alter_configs"]),
+        [
+            "dc1: kafka_acls[0]: allows alter, alter_configs to every user (User:*); the kit grants everyone at "
+            "most reads, writes and describes: name the users"
+        ],
+    ),
+    "acl-topic-delete-to-every-user": (
+        acl("User:*", pattern_type="prefixed", name="orders", operations=["delete"]),
+        [
+            "dc1: kafka_acls[0]: allows delete to every user (User:*); the kit grants everyone at most reads, "
+            "writes and describes: name the users"
+        ],
+    ),
+    "acl-anything-to-anonymous": (
+        acl("User:ANONYMOUS"),
+        [
+            "dc1: kafka_acls[0]: allows User:ANONYMOUS, Kafka's principal of a client that did not authenticate; "
+            "grant to declared users"
+        ],
+    ),
+    "acl-to-anonymous-declared-as-a-user": (
+        several(acl("User:ANONYMOUS"), dc_set("dc1", kafka_users=[{"name": "ANONYMOUS", "password": "x"}])),
+        [
+            "dc1: kafka_acls[0]: allows User:ANONYMOUS, Kafka's principal of a client that did not authenticate; "
+            "grant to declared users"
+        ],
+    ),
+    "user-mechanism-typo": (
+        user(mechanism="SCRAM-SHA-1"),
+        ["dc1: kafka_users[0] (app1): unknown mechanism 'SCRAM-SHA-1'; expected one of SCRAM-SHA-256, SCRAM-SHA-512"],
+    ),
+    "user-state-typo": (
+        user(state="abset"),
+        ["dc1: kafka_users[0] (app1): state must be present or absent, not 'abset'"],
+    ),
+    "user-without-password": (
+        user(password=""),
+        ["dc1: kafka_users[0] (app1): a present user needs a non-empty password"],
+    ),
 }
 
 
@@ -535,6 +625,37 @@ FINE: dict[str, Callable[[View], None]] = {
     ),
     "acls-for-declared-admin-service-broker-and-anyone": acls(
         "User:orders-writer", "User:admin", "User:mirrormaker", "User:monitoring", "User:dc1-kafka1", "User:*"
+    ),
+    "acl-values-as-kafka-takes-them": dc_set(
+        "dc1",
+        kafka_users=USERS,
+        kafka_acls=[
+            {"principal": "User:orders-writer", "resource_type": "topic", "name": "orders", "operations": ["Write"]},
+            {"principal": "User:orders-writer", "resource_type": "cluster", "operations": ["IdempotentWrite"]},
+            {
+                "principal": "User:orders-writer",
+                "resource_type": "group",
+                "name": "orders-",
+                "pattern_type": "prefixed",
+                "operations": ["read", "describe"],
+            },
+            {
+                "principal": "User:orders-writer",
+                "resource_type": "transactional_id",
+                "name": "tx",
+                "operations": ["all"],
+            },
+            {"principal": "User:*", "resource_type": "topic", "name": "public", "operations": ["read", "write"]},
+            {"principal": "User:*", "resource_type": "topic", "name": "*", "operations": ["all"], "permission": "deny"},
+        ],
+    ),
+    "users-of-both-mechanisms-and-an-absent-one-without-password": dc_set(
+        "dc1",
+        kafka_users=[
+            {"name": "a", "password": "x", "mechanism": "SCRAM-SHA-256"},
+            {"name": "b", "password": "x", "mechanism": "scram-sha-512"},
+            {"name": "c", "state": "absent"},
+        ],
     ),
     "ipv6-private-ips": several(
         host_set("dc1-kafka1", private_ip="fd00::11"), host_set("dc1-kafka2", private_ip="fd00::12")
