@@ -13,7 +13,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafkakit.rules.access import acl_principal_errors
-from kafkakit.rules.broker_properties import extra_property_errors
+from kafkakit.rules.broker_properties import (
+    CONNECT_PROTECTED,
+    connect_protected,
+    extra_property_errors,
+    tls_protocols_problem,
+)
 from kafkakit.rules.connect import connect_errors
 from kafkakit.rules.hosts import data_dir_errors, node_id_errors, private_ip_errors
 from kafkakit.rules.topics import topic_errors
@@ -376,21 +381,41 @@ def _first(hostvars: Mapping[str, Mapping], hosts: list[str], key: str, defaults
     return defaults.get(key)
 
 
+def _values_of(
+    groups: Mapping[str, list[str]], hostvars: Mapping[str, Mapping], defaults: Mapping[str, Any], key: str
+) -> dict[str, tuple[Any, list[str]]]:
+    """A setting's values (by their repr, so one message covers a group variable) -> the hosts that
+    set each; the role default when no host sets it."""
+    where: dict[str, tuple[Any, list[str]]] = {}
+    for h in groups.get("all", []):
+        if key in hostvars.get(h, {}):
+            value = hostvars[h][key]
+            where.setdefault(repr(value), (value, []))[1].append(h)
+    if not where and defaults.get(key) is not None:
+        where[repr(defaults[key])] = (defaults[key], ["the role default"])
+    return where
+
+
+def tls_protocol_errors(
+    groups: Mapping[str, list[str]], hostvars: Mapping[str, Mapping], defaults: Mapping[str, Any]
+) -> list[str]:
+    """A message per TLS version list that enables a version Kafka does not by default."""
+    errors = []
+    for key in ("kafka_tls_protocols", "zookeeper_tls_protocols"):
+        for shown, (value, hosts) in _values_of(groups, hostvars, defaults, key).items():
+            problem = tls_protocols_problem(value)
+            if problem:
+                errors.append(f"{key}={shown} on {hosts} {problem}")
+    return errors
+
+
 def integer_setting_errors(
     groups: Mapping[str, list[str]], hostvars: Mapping[str, Mapping], defaults: Mapping[str, Any]
 ) -> list[str]:
     """A message per numeric setting (INTEGER_SETTINGS) that is no whole number or is too small."""
     errors = []
     for key, least in INTEGER_SETTINGS.items():
-        # value (by its repr, so one message covers a group variable) -> the hosts that set it
-        where: dict[str, tuple[Any, list[str]]] = {}
-        for h in groups.get("all", []):
-            if key in hostvars.get(h, {}):
-                value = hostvars[h][key]
-                where.setdefault(repr(value), (value, []))[1].append(h)
-        if not where and defaults.get(key) is not None:
-            where[repr(defaults[key])] = (defaults[key], ["the role default"])
-        for shown, (value, hosts) in where.items():
+        for shown, (value, hosts) in _values_of(groups, hostvars, defaults, key).items():
             number = whole_number(value)
             if number is None:
                 errors.append(f"{key}={shown} on {hosts} is not a whole number")
@@ -409,7 +434,17 @@ def input_errors(
     errors = node_id_errors(groups, hostvars) + private_ip_errors(everyone, hostvars)
     errors += integer_setting_errors(groups, hostvars, defaults)
     errors += data_dir_errors(brokers_all, hostvars, defaults)
+    errors += tls_protocol_errors(groups, hostvars, defaults)
     errors += extra_property_errors({h: hostvars.get(h, {}).get("kafka_extra_properties") for h in brokers_all})
+    for group, variable in (("kafka_controller", "kafka_controller_extra_properties"),):
+        extra = {h: hostvars.get(h, {}).get(variable) for h in groups.get(group, [])}
+        errors += extra_property_errors(extra, variable, instead_of={})
+    for group, variable in (
+        ("kafka_connect", "kafka_connect_extra_properties"),
+        ("mirrormaker", "mirrormaker_extra_properties"),
+    ):
+        extra = {h: hostvars.get(h, {}).get(variable) for h in groups.get(group, [])}
+        errors += extra_property_errors(extra, variable, connect_protected, CONNECT_PROTECTED)
     for dc in data_centres(groups, hostvars):
         brokers = _dc_hosts(groups, dc, "kafka_broker")
         if not brokers:

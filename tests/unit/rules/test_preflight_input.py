@@ -112,6 +112,17 @@ def user(**fields: Any) -> Callable[[View], None]:
     return dc_set("dc1", kafka_users=[{"name": "app1", "password": "x", **fields}])
 
 
+def joins(group: str, host: str, **values: Any) -> Callable[[View], None]:
+    """`host` joins component group `group` (a KRaft controller, a Connect worker, a MirrorMaker 2
+    host), with `values` set on every host (the secrets its group needs)."""
+
+    def mutate(view: View) -> None:
+        view[0][group] = [*view[0].get(group, []), host]
+        all_set(**values)(view)
+
+    return mutate
+
+
 def several(*changes: Callable[[View], None]) -> Callable[[View], None]:
     def mutate(view: View) -> None:
         for change in changes:
@@ -361,6 +372,75 @@ BAD: dict[str, tuple[Callable[[View], None], list[str]]] = {
         [
             "kafka_extra_properties of ['dc2-kafka1', 'dc2-kafka2'] overrides default.replication.factor: "
             "set kafka_default_replication_factor instead"
+        ],
+    ),
+    "extra-controller-listeners": (
+        several(
+            joins(
+                "kafka_controller", "dc2-kafka2", kafka_controller_extra_properties={"listeners": "CONTROLLER://:9093"}
+            ),
+            host_set("dc2-kafka2", controller_id=9),
+        ),
+        [
+            "kafka_controller_extra_properties of ['dc2-kafka2'] overrides listeners: the kit sets it for security "
+            "or durability and keeps it"
+        ],
+    ),
+    "extra-connect-client-security": (
+        joins(
+            "kafka_connect",
+            "dc1-kafka1",
+            kafka_connect_password="p",
+            kafka_connect_keystore_password="p",
+            kafka_connect_min_workers=1,
+            kafka_connect_extra_properties={
+                "producer.security.protocol": "PLAINTEXT",
+                "listeners.https.ssl.client.auth": "none",
+                "connector.client.config.override.policy": "All",
+                "offset.flush.interval.ms": "1000",
+            },
+        ),
+        [
+            "kafka_connect_extra_properties of ['dc1-kafka1'] overrides connector.client.config.override.policy: "
+            "set kafka_connect_client_config_override_policy instead",
+            "kafka_connect_extra_properties of ['dc1-kafka1'] overrides listeners.https.ssl.client.auth: the kit "
+            "sets it for security or durability and keeps it",
+            "kafka_connect_extra_properties of ['dc1-kafka1'] overrides producer.security.protocol: the kit sets it "
+            "for security or durability and keeps it",
+        ],
+    ),
+    "extra-mirrormaker-cluster-security": (
+        joins(
+            "mirrormaker",
+            "dc2-kafka2",
+            kafka_mirrormaker_password="p",
+            mirrormaker_extra_properties={"dc1.ssl.endpoint.identification.algorithm": "", "tasks.max": 4},
+        ),
+        [
+            "mirrormaker_extra_properties of ['dc2-kafka2'] overrides dc1.ssl.endpoint.identification.algorithm: "
+            "the kit sets it for security or durability and keeps it"
+        ],
+    ),
+    # --- TLS versions ---------------------------------------------------------------------------
+    "tls-an-old-version": (
+        all_set(kafka_tls_protocols=["TLSv1.3", "TLSv1.1"]),
+        [
+            f"kafka_tls_protocols=['TLSv1.3', 'TLSv1.1'] on {ALL_BROKERS} enables ['TLSv1.1']: only Kafka's default "
+            "TLS versions ['TLSv1.2', 'TLSv1.3'] are allowed (an older one is broken)"
+        ],
+    ),
+    "tls-a-typo": (
+        all_set(kafka_tls_protocols=["TLS1.3"]),
+        [
+            f"kafka_tls_protocols=['TLS1.3'] on {ALL_BROKERS} enables ['TLS1.3']: only Kafka's default TLS versions "
+            "['TLSv1.2', 'TLSv1.3'] are allowed (an older one is broken)"
+        ],
+    ),
+    "tls-a-string": (
+        dc_set("dc2", zookeeper_tls_protocols="TLSv1.3"),
+        [
+            "zookeeper_tls_protocols='TLSv1.3' on ['dc2-kafka1', 'dc2-kafka2'] must be a non-empty list of TLS "
+            "versions, of ['TLSv1.2', 'TLSv1.3']"
         ],
     ),
     # --- Kafka's internal topics and the DC's numeric settings -----------------------------------
@@ -656,6 +736,20 @@ FINE: dict[str, Callable[[View], None]] = {
             {"name": "b", "password": "x", "mechanism": "scram-sha-512"},
             {"name": "c", "state": "absent"},
         ],
+    ),
+    "tls-1-3-only": all_set(kafka_tls_protocols=["TLSv1.3"], zookeeper_tls_protocols=["TLSv1.3"]),
+    "harmless-extra-properties-of-connect-and-mirrormaker": several(
+        joins(
+            "kafka_connect",
+            "dc1-kafka1",
+            kafka_connect_password="p",
+            kafka_connect_keystore_password="p",
+            kafka_connect_min_workers=1,
+            kafka_connect_extra_properties={"offset.flush.interval.ms": "1000", "task.shutdown.graceful.timeout.ms": 1},
+        ),
+        joins(
+            "mirrormaker", "dc2-kafka2", kafka_mirrormaker_password="p", mirrormaker_extra_properties={"tasks.max": 4}
+        ),
     ),
     "ipv6-private-ips": several(
         host_set("dc1-kafka1", private_ip="fd00::11"), host_set("dc1-kafka2", private_ip="fd00::12")
