@@ -370,6 +370,8 @@ INTEGER_SETTINGS: dict[str, int | None] = {
     "kafka_connect_min_workers": 1,
     "kafka_connect_replication_factor": 1,
     "kafka_connect_min_insync_replicas": 1,
+    "kafka_connect_rebalance_delay_ms": 0,  # scheduled.rebalance.max.delay.ms: a delay, never negative
+    "kafka_connect_ready_timeout": 1,
 }
 
 

@@ -137,6 +137,7 @@ SECRET_HINT = (
 )
 DC1_BROKERS = "['dc1-kafka1', 'dc1-kafka2', 'dc1-kafka3']"
 ALL_BROKERS = "['dc1-kafka1', 'dc1-kafka2', 'dc1-kafka3', 'dc2-kafka1', 'dc2-kafka2']"
+ALL_HOSTS = ALL_BROKERS  # every host of the good inventory is a broker
 
 # case -> (the change, the messages the preflight must give, in order)
 BAD: dict[str, tuple[Callable[[View], None], list[str]]] = {
@@ -473,6 +474,14 @@ BAD: dict[str, tuple[Callable[[View], None], list[str]]] = {
     "min-isr-not-a-number": (
         dc_set("dc1", kafka_min_insync_replicas="2x"),
         [f"kafka_min_insync_replicas='2x' on {DC1_BROKERS} is not a whole number"],
+    ),
+    "connect-rebalance-delay-with-a-unit": (
+        all_set(kafka_connect_rebalance_delay_ms="30s"),
+        [f"kafka_connect_rebalance_delay_ms='30s' on {ALL_HOSTS} is not a whole number"],
+    ),
+    "connect-ready-timeout-negative": (
+        all_set(kafka_connect_ready_timeout=-1),
+        [f"kafka_connect_ready_timeout=-1 on {ALL_HOSTS} must be at least 1"],
     ),
     # --- data directories ---------------------------------------------------------------------
     "data-dir-outside-the-volume": (
