@@ -9,22 +9,16 @@ principals, the SCRAM mechanisms and the TLS versions Kafka enables by default.
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import tarfile
 from pathlib import Path
 
-import pytest
 from confluent_kafka.admin import AclOperation, AclPermissionType, ResourcePatternType, ScramMechanism
 
 from kafkakit.cluster.acls import _RESOURCE_TO_ENUM, PATTERN_TYPES, PERMISSIONS, SUPPORTED_OPERATIONS
 from kafkakit.cluster.scram_users import MECHANISMS
 from kafkakit.rules.access import ANONYMOUS_PRINCIPAL, NOT_FOR_EVERYONE, WILDCARD_PRINCIPAL
 from kafkakit.rules.broker_properties import KAFKA_TLS_PROTOCOLS
+from tests.unit.support.kafka_archives import assert_ci_has_archives, each_archive, needs_archives, run_java
 
-ROOT = Path(__file__).resolve().parents[3]
-ARCHIVES = sorted((ROOT / "build" / "artifacts").glob("kafka_2.13-*.tgz"))
 # AclEntry's class initialiser needs Jackson in 3.9.
 JARS = ("kafka-", "slf4j-api-", "jackson-")
 # Kafka's resource type of each kit resource type (librdkafka's BROKER is Kafka's CLUSTER).
@@ -70,23 +64,14 @@ def test_the_scram_mechanisms_are_confluent_kafkas() -> None:
 
 
 def test_ci_compares_the_definitions_with_kafka_itself() -> None:
-    if os.environ.get("CI"):
-        assert ARCHIVES and shutil.which("java"), "no Kafka archive in build/artifacts, or no java"
+    assert_ci_has_archives()
 
 
-@pytest.mark.skipif(not ARCHIVES or not shutil.which("java"), reason="no Kafka archive in build/artifacts, or no java")
-@pytest.mark.parametrize("archive", ARCHIVES, ids=[a.name for a in ARCHIVES])
+@needs_archives
+@each_archive
 def test_the_definitions_are_the_brokers_own(archive: Path, tmp_path: Path) -> None:
-    with tarfile.open(archive) as tar:
-        jars = [m for m in tar.getmembers() if "/libs/" in m.name and m.name.rsplit("/", 1)[1].startswith(JARS)]
-        tar.extractall(tmp_path, members=jars, filter="data")
-    source = tmp_path / "PrintDefinitions.java"
-    source.write_text(PRINT_DEFINITIONS)
-    libs = next(tmp_path.glob("*/libs"))
-    done = subprocess.run(
-        ["java", "-cp", f"{libs}/*", str(source)], capture_output=True, text=True, timeout=120, check=True
-    )
-    kafka = dict(line.split(" ", 1) for line in done.stdout.splitlines())
+    out = run_java(archive, JARS, "PrintDefinitions", PRINT_DEFINITIONS, tmp_path)
+    kafka = dict(line.split(" ", 1) for line in out.splitlines())
     for rtype, ops in SUPPORTED_OPERATIONS.items():
         # The kit takes nothing the broker refuses (ALL it expands on every type); newer lines allow more.
         assert ops - {"ALL"} <= _names(kafka[KAFKA_RESOURCE[rtype]]), (archive.name, rtype)

@@ -9,10 +9,6 @@ changes what one takes fails here instead of at apply time on a cluster.
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -26,9 +22,8 @@ from kafkakit.rules.topic_configs import (
     topic_config_types,
     value_problem,
 )
+from tests.unit.support.kafka_archives import assert_ci_has_archives, each_archive, needs_archives, run_java
 
-ROOT = Path(__file__).resolve().parents[3]
-ARCHIVES = sorted((ROOT / "build" / "artifacts").glob("kafka_2.13-*.tgz"))
 JARS = ("kafka-", "slf4j-api-")
 # Prints the broker's topic configs, one a line (name, ConfigDef type, validator), then, for each
 # name=value line on stdin, OK or BAD as Kafka parses and validates it (java's single-file source launcher).
@@ -122,33 +117,18 @@ def test_the_closest_name(typo: str, meant: str | None) -> None:
 
 
 def test_ci_compares_the_list_with_kafka_itself() -> None:
-    """`make test` fetches the archives first (make lab): there, the comparison below must run."""
-    if os.environ.get("CI"):
-        assert ARCHIVES and shutil.which("java"), "no Kafka archive in build/artifacts, or no java"
+    assert_ci_has_archives()
 
 
-@pytest.mark.skipif(not ARCHIVES or not shutil.which("java"), reason="no Kafka archive in build/artifacts, or no java")
-@pytest.mark.parametrize("archive", ARCHIVES, ids=[a.name for a in ARCHIVES])
+@needs_archives
+@each_archive
 def test_the_list_is_the_brokers_own(archive: Path, tmp_path: Path) -> None:
     version = archive.name.removeprefix("kafka_2.13-").removesuffix(".tgz")
-    with tarfile.open(archive) as tar:
-        # Kafka's own jars and its logging API are all LogConfig needs (the rest is 100 MB more).
-        jars = [m for m in tar.getmembers() if "/libs/" in m.name and m.name.rsplit("/", 1)[1].startswith(JARS)]
-        tar.extractall(tmp_path, members=jars, filter="data")
-    source = tmp_path / "ListTopicConfigs.java"
-    source.write_text(LIST_CONFIGS)
-    libs = next(tmp_path.glob("*/libs"))
     types = topic_config_types(version)
     samples = [f"{name}={value}" for name, values in SAMPLES.items() if name in types for value in values]
-    done = subprocess.run(
-        ["java", "-cp", f"{libs}/*", str(source)],
-        input="\n".join(samples) + "\n",
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    lines = [line.split("\t") for line in done.stdout.splitlines()]
+    # Kafka's own jars and its logging API are all LogConfig needs.
+    out = run_java(archive, JARS, "ListTopicConfigs", LIST_CONFIGS, tmp_path, "\n".join(samples) + "\n")
+    lines = [line.split("\t") for line in out.splitlines()]
     kafkas = {name: (kind, validator) for name, kind, validator in (x for x in lines if x[0] not in ("OK", "BAD"))}
     assert set(kafkas) == topic_config_names(version), version
     assert kafkas == types, version
