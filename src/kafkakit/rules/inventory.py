@@ -15,8 +15,10 @@ from typing import Any
 from kafkakit.rules.access import acl_principal_errors
 from kafkakit.rules.broker_properties import (
     CONNECT_PROTECTED,
+    PROTECTED_PROPERTIES,
     connect_protected,
     extra_property_errors,
+    protected,
     tls_protocols_problem,
 )
 from kafkakit.rules.connect import connect_errors
@@ -437,16 +439,15 @@ def input_errors(
     errors += integer_setting_errors(groups, hostvars, defaults)
     errors += data_dir_errors(brokers_all, hostvars, defaults)
     errors += tls_protocol_errors(groups, hostvars, defaults)
-    errors += extra_property_errors({h: hostvars.get(h, {}).get("kafka_extra_properties") for h in brokers_all})
-    for group, variable in (("kafka_controller", "kafka_controller_extra_properties"),):
-        extra = {h: hostvars.get(h, {}).get(variable) for h in groups.get(group, [])}
-        errors += extra_property_errors(extra, variable, instead_of={})
-    for group, variable in (
-        ("kafka_connect", "kafka_connect_extra_properties"),
-        ("mirrormaker", "mirrormaker_extra_properties"),
+    # (group, its extra-properties variable, what may not be overridden, what to set instead)
+    for group, variable, is_protected, instead in (
+        ("kafka_broker", "kafka_extra_properties", protected, PROTECTED_PROPERTIES),
+        ("kafka_controller", "kafka_controller_extra_properties", protected, {}),
+        ("kafka_connect", "kafka_connect_extra_properties", connect_protected, CONNECT_PROTECTED),
+        ("mirrormaker", "mirrormaker_extra_properties", connect_protected, CONNECT_PROTECTED),
     ):
         extra = {h: hostvars.get(h, {}).get(variable) for h in groups.get(group, [])}
-        errors += extra_property_errors(extra, variable, connect_protected, CONNECT_PROTECTED)
+        errors += extra_property_errors(extra, variable, is_protected, instead)
     for dc in data_centres(groups, hostvars):
         brokers = _dc_hosts(groups, dc, "kafka_broker")
         if not brokers:
