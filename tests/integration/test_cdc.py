@@ -3,26 +3,23 @@ connector orders-cdc (inventories/local/group_vars/dc1.yml): the database speaks
 its capture user do only what capture needs, from the Connect workers only; the connector holds a
 reference to the database's password, never the password; rows committed in PostgreSQL (an
 insert, an update, a delete) are read back from the connector's topic by a plain consumer, and
-become the current rows of the Spark job spark-jobs/cdc.py, also when the worker running the
-connector's task is SIGKILLed under steady commits (none missing, none twice); the heartbeat
-moves the slot on while the captured table is idle, and the slot's retained WAL is scraped. Each
-refusal beside its positive control; and a second run of source-db.yml changes nothing."""
+become the current rows of the Spark job spark-jobs/cdc.py; the heartbeat moves the slot on
+while the captured table is idle, and the slot's retained WAL is scraped. Each refusal beside its
+positive control; and a second run of source-db.yml changes nothing. (A worker SIGKILLed under
+steady commits is the connect scenario's: tests/integration/scenarios/test_connect_cdc.py.)"""
 
 from __future__ import annotations
 
 import json
 import re
 import uuid
-from collections import Counter
 
 from kafkakit.cluster.connect import request
 from kafkakit.monitoring.prometheus import POSTGRES_EXPORTER_PORT
-from tests.integration.accounting import account
 from tests.integration.cdc_lab import (
     CONNECTOR,
     TOPIC,
     Changes,
-    RowWriter,
     connector_running,
     drop_wal_filler,
     psql,
@@ -34,7 +31,7 @@ from tests.integration.cdc_lab import (
 )
 from tests.integration.conftest import wait_until
 from tests.integration.connect_lab import WORKERS, admin_tls, url
-from tests.integration.lab import Host, Lab
+from tests.integration.lab import Lab
 from tests.integration.playbooks import recap, run_playbook
 from tests.integration.prometheus import Prometheus, http_get, scrape_password
 from tests.integration.spark_lab import CdcJob, SparkCluster
@@ -176,47 +173,3 @@ def test_committed_changes_become_sparks_current_rows(lab: Lab, spark: SparkClus
     expected = {i: superuser(f"SELECT status FROM orders WHERE id = {i}") for i in ids - {gone}}
     assert {i: row["status"] for i, row in rows.items()} == expected
     assert expected[paid] == "paid" and gone not in rows
-
-
-def task_worker() -> Host:
-    """The Connect worker running orders-cdc's task (its status names it by address:port)."""
-    status = request(url(WORKERS[0]), "GET", f"/connectors/{CONNECTOR}/status", admin_tls())[1]
-    address = status["tasks"][0]["worker_id"].rsplit(":", 1)[0]
-    return next(w for w in WORKERS if w.ip == address)
-
-
-def test_a_worker_sigkilled_under_steady_commits_loses_no_row_in_kafka_or_in_spark(lab: Lab, spark: SparkCluster):
-    """Rows committed at a steady rate while the worker running the connector's task is SIGKILLed
-    (systemd starts it again): every committed row reaches the topic once (exactly-once source)
-    and Spark's output (spark-jobs/cdc.py, keyed by the primary key)."""
-    wait_until("orders-cdc and its task to run", connector_running, timeout=180)
-    job = CdcJob(spark, TOPIC)
-    writer = RowWriter()
-    changes = Changes.from_now(lab, writer.tag)
-    try:
-        job.start()
-        writer.start()
-        wait_until("rows flowing", lambda: len(writer.committed()) >= 50, timeout=60)
-        victim = task_worker()
-        started = lab.unit_started(victim, "kafka-connect")
-        lab.testinfra(victim).check_output("systemctl kill --signal=SIGKILL kafka-connect")
-        wait_until("the killed worker started again", lambda: lab.unit_started(victim, "kafka-connect") != started, 60)
-        wait_until("orders-cdc and its task to run again", connector_running, timeout=180)
-        settled = len(writer.committed())
-        wait_until("rows after the recovery", lambda: len(writer.committed()) >= settled + 50, timeout=60)
-        ids = writer.stop()
-        changes.wait_created(ids)
-        wait_job_past(job, changes)
-        job.stop()
-        in_spark = Counter(row["id"] for row in job.dump() if row.get("customer") == writer.tag)
-    finally:
-        changes.close()
-        job.remove()
-    in_kafka, duplicated = changes.created(ids)
-    account(
-        f"worker {victim.name} SIGKILLed: rows committed {len(ids)}, in Kafka {len(in_kafka & ids)}"
-        f" (duplicated {duplicated}), in Spark {len(set(in_spark) & ids)}, missing in Kafka {len(ids - in_kafka)},"
-        f" missing in Spark {len(ids - set(in_spark))}"
-    )
-    assert ids - in_kafka == set() and duplicated == 0
-    assert set(in_spark) == ids and max(in_spark.values()) == 1

@@ -1,8 +1,9 @@
 """Connectors as code and plugins (roles/kafka_connect): the declared plugin installed in its own
 versioned directory; the lab's heartbeat connector running as its own principal with no secret in
-any REST answer; Connect's own validation refusing a typo before anything changes; the lifecycle
-(pause, stop, resume, a refused and a confirmed deletion) with changed=0 on a second run; the
-principal refused where it was not granted. Each refusal beside its positive control."""
+any REST answer; Connect's own validation refusing a typo before anything changes; the restart
+operation restarting only what failed; the principal refused where it was not granted. Each
+refusal beside its positive control. (The lifecycle, pause, stop, resume and a deletion, is the
+connect scenario's: tests/integration/scenarios/test_connector_states.py.)"""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from kafkakit.cluster.connect import RestError, request
 from tests.integration.conftest import wait_until
 from tests.integration.connect_lab import CONNECTORS_ONLY, DC, WORKERS, admin_tls, connector_running, declaring, url
 from tests.integration.lab import ROOT, Lab
-from tests.integration.playbooks import playbook_process, recap, run_playbook
+from tests.integration.playbooks import playbook_process, run_playbook
 
 LAB = Lab()
 NAME = "connect-heartbeat"
@@ -115,37 +116,6 @@ def test_a_config_typo_is_refused_by_connects_validation_and_nothing_changes():
     assert config()["emit.heartbeats.interval.seconds"] == "6"
     run_playbook("site.yml", *LIMIT)
     assert config() == before
-
-
-def test_pause_stop_resume_and_a_deletion_only_when_named():
-    try:
-        for state, connect_state in (("paused", "PAUSED"), ("stopped", "STOPPED")):
-            run_playbook("site.yml", *LIMIT, *with_heartbeat(state=state))
-            wait_until(
-                f"the connector {connect_state}", lambda s=connect_state: status()["connector"]["state"] == s, 60
-            )
-            again = recap(run_playbook("site.yml", *LIMIT, *with_heartbeat(state=state)))
-            assert again[WORKERS[0].name]["changed"] == 0, again
-        # Absent without the run naming it: refused, and the connector is still there.
-        proc = playbook_process("site.yml", *LIMIT, *with_heartbeat(state="absent"))
-        assert proc.returncode != 0 and "kafka_connectors_allow_delete" in proc.stdout
-        assert status()["connector"]["state"] == "STOPPED"
-        run_playbook(
-            "site.yml",
-            *LIMIT,
-            *with_heartbeat(state="absent"),
-            "-e",
-            json.dumps({"kafka_connectors_allow_delete": [NAME]}),
-        )
-        try:
-            status()
-            raise AssertionError("the connector is still there after a confirmed deletion")
-        except RestError as exc:
-            assert exc.status == 404
-    finally:
-        # The declared state again: created anew, running.
-        run_playbook("site.yml", *LIMIT)
-    wait_until("the connector to run again", running, timeout=120)
 
 
 def _worker_grants(admin: AdminClient, create: bool) -> None:

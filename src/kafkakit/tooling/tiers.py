@@ -56,9 +56,10 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("dr", ("test_dr.py",), "MirrorMaker 2 restarts, its lag check, the DR drill"),
     Scenario(
         "connect",
-        ("test_connect_cdc.py",),
-        "the Connect roll, a broker roll and a plugin version change under change-data-capture load",
-        also=("roles/postgresql",),
+        ("test_connect_cdc.py", "test_connector_states.py"),
+        "the Connect roll, a broker roll, a plugin version change and a worker SIGKILLed under"
+        " change-data-capture load; a connector paused, stopped, deleted and declared again",
+        also=("roles/postgresql", "spark-jobs/cdc.py"),
     ),
     Scenario("disk-full", ("test_disk_full.py",), "a broker's data disk filled, alerted on and recovered"),
     Scenario(
