@@ -13,9 +13,15 @@ cleanup() { umount -R "$root/proc" 2>/dev/null || true; rm -rf "$root"; }
 trap cleanup EXIT
 echo "image: debootstrap bookworm into $root" >&2
 debootstrap --variant=minbase bookworm "$root" "$mirror" >&2
-packages=(systemd systemd-sysv dbus openjdk-17-jre-headless python3 python3-apt
-  procps iproute2 iputils-ping netcat-openbsd ca-certificates e2fsprogs fscrypt less
-  openssh-server python3-cryptography openssl)
+# A host as a stock Debian image has it, plus what the roles install on every host of the lab
+# (tests/unit/test_lab_image.py keeps the second part to packages a role names): the roles then find
+# them installed, as a pre-built machine image would give them, instead of each container
+# fetching the package lists and unpacking the same packages.
+base=(systemd systemd-sysv dbus python3 python3-apt procps iproute2 iputils-ping netcat-openbsd
+  ca-certificates less openssh-server)
+from_roles=(openjdk-17-jre-headless e2fsprogs fscrypt python3-cryptography openssl
+  prometheus-node-exporter)
+packages=("${base[@]}" "${from_roles[@]}")
 mount -t proc proc "$root/proc"
 echo "image: installing ${packages[*]}" >&2
 chroot "$root" /usr/bin/env DEBIAN_FRONTEND=noninteractive apt-get -qq update >&2
@@ -23,6 +29,9 @@ chroot "$root" /usr/bin/env DEBIAN_FRONTEND=noninteractive \
   apt-get -qq install -y --no-install-recommends "${packages[@]}" >&2
 chroot "$root" apt-get clean
 umount "$root/proc"
+# Installed but off: the monitoring role configures it (TLS, the scrape login) and starts it
+# where Prometheus scrapes, and nowhere else.
+chroot "$root" systemctl disable prometheus-node-exporter.service >/dev/null 2>&1
 # Units that make no sense in a container, and a fixed machine-id per container at boot.
 for unit in systemd-networkd-wait-online.service getty@tty1.service console-getty.service \
   systemd-logind.service apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer \
