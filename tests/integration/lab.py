@@ -118,6 +118,12 @@ class Lab:
         """When a host's systemd unit last became active (monotonic): changes with each restart."""
         return self.testinfra(host).check_output(f"systemctl show -p ActiveEnterTimestampMonotonic --value {unit}")
 
+    def journal_of_this_start(self, host: Host | str, unit: str) -> str:
+        """What a systemd unit has logged since it last started (its current invocation)."""
+        return self.testinfra(host).check_output(
+            f"journalctl --no-pager -o cat _SYSTEMD_INVOCATION_ID=$(systemctl show -p InvocationID --value {unit})"
+        )
+
     def testinfra(self, host: Host | str):  # noqa: ANN201 - testinfra.host.Host
         """A testinfra host reached the way Ansible reaches it (the inventory's connection)."""
         name = host if isinstance(host, str) else host.name

@@ -58,6 +58,15 @@ def test_the_declared_plugin_version_is_installed_in_a_directory_of_its_own():
     assert {"class": PLUGIN, "type": "source", "version": "3.6.1.Final"} in plugins, plugins
 
 
+def test_the_workers_find_plugins_by_their_manifests_without_scanning_classes(lab: Lab):
+    """plugin.discovery=service_load: each worker's start read the manifests only; the plugin is
+    found all the same (the test above lists it)."""
+    for w in WORKERS:
+        journal = lab.journal_of_this_start(w, "kafka-connect")
+        assert "Scanning plugins with ServiceLoaderScanner" in journal, (w.name, journal[-2000:])
+        assert "ReflectionScanner" not in journal, w.name
+
+
 def test_the_heartbeat_connector_runs_as_its_own_principal_and_no_answer_holds_its_password(lab: Lab):
     wait_until("the heartbeat connector and its task to run", running, timeout=120)
     password = (ROOT / "build/lab/secrets/user-connect-heartbeat").read_text().split()[0]

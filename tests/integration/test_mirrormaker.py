@@ -15,6 +15,15 @@ from tests.integration.lab import ROOT, Lab
 from tests.integration.mirror import MIRROR_PREFIX, REFRESH_S, SOURCE, TARGET, remote, split, topic_partitions
 
 
+def test_mm2_finds_kafkas_connectors_by_their_manifests_without_scanning_classes(lab: Lab):
+    """plugin.discovery=service_load on the flow's worker: its start read the manifests only (the
+    connectors it found are the ones the tests below see mirroring)."""
+    for host in lab.members("mirrormaker", TARGET):
+        journal = lab.journal_of_this_start(host, "kafka-mirrormaker")
+        assert "Scanning plugins with ServiceLoaderScanner" in journal, (host.name, journal[-2000:])
+        assert "ReflectionScanner" not in journal, host.name
+
+
 def test_a_new_topic_appears_in_dc2_with_its_partitions_and_configs(client_conf, dc2_conf, mirrored_topic):
     topic = mirrored_topic(partitions=4, **{"retention.ms": "3600000", "max.message.bytes": "524288"})
     # Picked up by the next topic refresh; allow three intervals for MM2's task reconfiguration.
