@@ -41,10 +41,15 @@ def url(worker: Host) -> str:
     return f"https://{worker.ip}:{PORT}"
 
 
+def connector_status(name: str) -> dict:
+    """Connect's status of a connector and its tasks (RestError 404 while Connect does not know it)."""
+    return request(url(WORKERS[0]), "GET", f"/connectors/{name}/status", admin_tls())[1]
+
+
 def connector_running(name: str) -> bool:
     """The connector and every one of its tasks RUNNING (False while Connect does not know it yet)."""
     try:
-        s = request(url(WORKERS[0]), "GET", f"/connectors/{name}/status", admin_tls())[1]
+        s = connector_status(name)
     except RestError:
         return False
     tasks = s["tasks"]

@@ -22,7 +22,16 @@ from confluent_kafka.admin import (
 
 from kafkakit.cluster.connect import RestError, request
 from tests.integration.conftest import wait_until
-from tests.integration.connect_lab import CONNECTORS_ONLY, DC, WORKERS, admin_tls, connector_running, declaring, url
+from tests.integration.connect_lab import (
+    CONNECTORS_ONLY,
+    DC,
+    WORKERS,
+    admin_tls,
+    connector_running,
+    connector_status,
+    declaring,
+    url,
+)
 from tests.integration.lab import ROOT, Lab
 from tests.integration.playbooks import playbook_process, run_playbook
 
@@ -39,7 +48,7 @@ def with_heartbeat(**changes: object) -> list[str]:
 
 
 def status(name: str = NAME) -> dict:
-    return request(url(WORKERS[0]), "GET", f"/connectors/{name}/status", admin_tls())[1]
+    return connector_status(name)
 
 
 def config(name: str = NAME) -> dict:

@@ -36,7 +36,7 @@ from tests.integration.cdc_lab import (
     write_wal_elsewhere,
 )
 from tests.integration.conftest import wait_until
-from tests.integration.connect_lab import CONNECTORS_ONLY, DC, WORKERS, admin_tls, declaring, url
+from tests.integration.connect_lab import CONNECTORS_ONLY, DC, WORKERS, admin_tls, connector_status, declaring, url
 from tests.integration.lab import Host, Lab
 from tests.integration.playbooks import playbook_process, restart_order, run_playbook
 from tests.integration.prometheus import Prometheus
@@ -109,7 +109,7 @@ def test_a_connect_roll_during_a_broker_roll_under_cdc_load_loses_no_committed_r
 
 def task_worker() -> Host:
     """The Connect worker running orders-cdc's task (its status names it by address:port)."""
-    status = request(url(WORKERS[0]), "GET", f"/connectors/{CONNECTOR}/status", admin_tls())[1]
+    status = connector_status(CONNECTOR)
     address = status["tasks"][0]["worker_id"].rsplit(":", 1)[0]
     return next(w for w in WORKERS if w.ip == address)
 
@@ -191,7 +191,7 @@ SLOT_ALERT = "PostgresReplicationSlotRetainsWal"
 
 
 def _connector_state() -> str:
-    return request(url(WORKERS[0]), "GET", f"/connectors/{CONNECTOR}/status", admin_tls())[1]["connector"]["state"]
+    return connector_status(CONNECTOR)["connector"]["state"]
 
 
 def test_a_stopped_connectors_slot_fires_the_wal_alert_then_clears_and_no_row_is_lost(lab: Lab):
