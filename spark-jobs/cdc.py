@@ -4,7 +4,8 @@ output holds each row as it is now in the database: an insert or update writes t
 removes it. See README.md for the guarantee.
 
     kafkakit-spark-submit cdc.py run --kafka-config ... --source shop.public.orders \\
-        --output /srv/spark/cdc/orders --checkpoints /srv/spark/cdc/orders-checkpoint
+        --output /srv/spark/cdc/orders --checkpoints /srv/spark/cdc/orders-checkpoint \\
+        --metrics-file /var/lib/prometheus/node-exporter/kafkakit-cdc-orders.prom
     kafkakit-spark-submit cdc.py dump --output /srv/spark/cdc/orders   # the current rows as JSON lines
 """
 
@@ -13,7 +14,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 
+from kafkakit_jobs.cdc_metrics import MetricsFile
 from kafkakit_jobs.kafka_config import spark_kafka_options
 from kafkakit_jobs.session import run_command
 from pyspark.sql import DataFrame, SparkSession, Window
@@ -21,8 +24,9 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 # The envelope of Debezium's events through Connect's JsonConverter (schemas.enable=true): the row
-# before and after the change as JSON, the operation (c, u, d, r for a snapshot read) and the
-# change's position in the database's log (source.lsn for PostgreSQL).
+# before and after the change as JSON, the operation (c, u, d, r for a snapshot read), the
+# change's position in the database's log (source.lsn for PostgreSQL) and its commit time there
+# (source.ts_ms; for a snapshot read, the snapshot's time).
 ENVELOPE = T.StructType(
     [
         T.StructField(
@@ -31,7 +35,10 @@ ENVELOPE = T.StructType(
                 [
                     T.StructField("op", T.StringType()),
                     T.StructField("ts_ms", T.LongType()),
-                    T.StructField("source", T.StructType([T.StructField("lsn", T.LongType())])),
+                    T.StructField(
+                        "source",
+                        T.StructType([T.StructField("lsn", T.LongType()), T.StructField("ts_ms", T.LongType())]),
+                    ),
                 ]
             ),
         )
@@ -51,14 +58,19 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     run.add_argument("--output", required=True, help="Parquet folder of the current rows (shared)")
     run.add_argument("--checkpoints", required=True, help="checkpoint folder (shared)")
     run.add_argument("--trigger", default="2 seconds", help="micro-batch interval")
+    run.add_argument(
+        "--metrics-file",
+        help="Prometheus text file of how far behind the database the output is (node exporter's textfile folder)",
+    )
     dump = sub.add_parser("dump", help="print the current rows as JSON lines")
     dump.add_argument("--output", required=True)
     return parser.parse_args(argv)
 
 
 def changes(records: DataFrame) -> DataFrame:
-    """Kafka records as (key, op, lsn, row, partition, offset); a tombstone (null value, written
-    after a delete for compaction) is no change of its own."""
+    """Kafka records as (key, op, lsn, source_ms, row, partition, offset), source_ms the change's
+    commit time in the database; a tombstone (null value, written after a delete for compaction)
+    is no change of its own."""
     events = records.where(F.col("value").isNotNull()).select(
         F.col("key").cast("string").alias("key"),
         F.col("value").cast("string").alias("value"),
@@ -70,6 +82,7 @@ def changes(records: DataFrame) -> DataFrame:
         "key",
         F.col("e.payload.op").alias("op"),
         F.col("e.payload.source.lsn").alias("lsn"),
+        F.col("e.payload.source.ts_ms").alias("source_ms"),
         F.get_json_object("value", "$.payload.after").alias("row"),
         "partition",
         "offset",
@@ -131,21 +144,31 @@ def current_rows(spark: SparkSession, output: str, before: int | None = None) ->
     return spark.read.schema(EMPTY).parquet(f"{output}/version={done[-1]}")
 
 
-def apply_batch(spark: SparkSession, output: str, batch: DataFrame, batch_id: int) -> None:
+def apply_batch(
+    spark: SparkSession, output: str, batch: DataFrame, batch_id: int, metrics: MetricsFile | None = None
+) -> None:
     """One micro-batch: the version before it, the batch applied, written as version=<batch id>.
-    A batch Spark runs again after a failure rewrites the same version from the same input."""
+    A batch Spark runs again after a failure rewrites the same version from the same input.
+    With `metrics`, its file is written once the version is committed."""
     fs, jvm = _fs(spark, output)
     target = f"{output}/version={batch_id}"
-    result = apply(current_rows(spark, output, before=batch_id), latest_per_key(changes(batch)))
+    found = changes(batch)
+    # The database commit times the batch spans (nulls when it had no change); a second read of
+    # the batch, so only when asked for.
+    span = found.agg(F.min("source_ms"), F.max("source_ms")).first() if metrics is not None else None
+    result = apply(current_rows(spark, output, before=batch_id), latest_per_key(found))
     fs.delete(jvm.org.apache.hadoop.fs.Path(target, COMMITTED), False)
     result.write.mode("overwrite").parquet(target)
     fs.create(jvm.org.apache.hadoop.fs.Path(target, COMMITTED), True).close()
+    if metrics is not None and span is not None:
+        metrics.batch(time.time(), span[0], span[1])
     for old in versions(spark, output)[:-KEEP_VERSIONS]:
         fs.delete(jvm.org.apache.hadoop.fs.Path(f"{output}/version={old}"), True)
 
 
 def run(spark: SparkSession, args: argparse.Namespace) -> None:
     options = spark_kafka_options(args.kafka_config)
+    metrics = MetricsFile(args.metrics_file, args.source, args.output, time.time()) if args.metrics_file else None
     records = (
         spark.readStream.format("kafka")
         .options(**options)
@@ -158,7 +181,7 @@ def run(spark: SparkSession, args: argparse.Namespace) -> None:
     )
     query = (
         records.writeStream.queryName("cdc-to-parquet")
-        .foreachBatch(lambda batch, batch_id: apply_batch(spark, args.output, batch, batch_id))
+        .foreachBatch(lambda batch, batch_id: apply_batch(spark, args.output, batch, batch_id, metrics))
         .option("checkpointLocation", args.checkpoints)
         .trigger(processingTime=args.trigger)
         .start()
@@ -169,6 +192,11 @@ def run(spark: SparkSession, args: argparse.Namespace) -> None:
         found = query.lastProgress
         # PySpark 4 answers a StreamingQueryProgress, whose JSON is the plain form.
         progress = json.loads(found.json) if hasattr(found, "json") else found
+        if metrics is not None and progress:
+            # Spark runs no batch while the topic has nothing new: an idle job is not a stalled one.
+            status = query.status
+            if not status["isDataAvailable"] and not status["isTriggerActive"]:
+                metrics.idle(time.time())
         if progress and progress["batchId"] > last:
             last = progress["batchId"]
             # The offsets the batch read up to: what the output now reflects.

@@ -1,1 +1,1 @@
-"""Shared helpers of the kit's Spark jobs (smoke.py, pipeline.py); driver-side only."""
+"""Shared helpers of the kit's Spark jobs (smoke.py, pipeline.py, cdc.py); driver-side only."""

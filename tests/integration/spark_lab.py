@@ -189,16 +189,33 @@ class Pipeline(JobUnit):
 
 @dataclass
 class CdcJob(JobUnit):
-    """One run of spark-jobs/cdc.py on a connector's topic, with its own checkpoints and output."""
+    """One run of spark-jobs/cdc.py on a connector's topic, with its own checkpoints and output, and
+    its metrics file in the master's node exporter textfile folder."""
 
     cluster: SparkCluster
     source: str
     name: str = field(default_factory=lambda: f"spark-cdc-{uuid.uuid4().hex[:8]}")
     JOB = "cdc.py"
+    TEXTFILE_DIR = "/var/lib/prometheus/node-exporter"  # monitoring_node_exporter_textfile_dir
+
+    @property
+    def output(self) -> str:
+        return f"{self.base}/out"
+
+    @property
+    def metrics_file(self) -> str:
+        """Named after the run: runs on the same topic do not share a file."""
+        return f"{self.TEXTFILE_DIR}/kafkakit-cdc-{self.name}.prom"
 
     def start(self) -> None:
         args = [f"{JOBS}/cdc.py", "run", "--kafka-config", KAFKA_CONFIG, "--source", self.source]
-        self.launch(args + ["--output", f"{self.base}/out", "--checkpoints", f"{self.base}/checkpoints"])
+        args += ["--output", self.output, "--checkpoints", f"{self.base}/checkpoints"]
+        self.launch(args + ["--metrics-file", self.metrics_file])
+
+    def remove(self) -> None:
+        super().remove()
+        # A file left behind would read as a stalled job (SparkCdcStalled).
+        self.cluster.run(f"rm -f {shlex.quote(self.metrics_file)}")
 
     def read_up_to(self) -> dict[int, int]:
         """Partition -> the offset the last finished micro-batch read up to (its output has it)."""

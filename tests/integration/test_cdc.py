@@ -3,15 +3,17 @@ connector orders-cdc (inventories/local/group_vars/dc1.yml): the database speaks
 its capture user do only what capture needs, from the Connect workers only; the connector holds a
 reference to the database's password, never the password; rows committed in PostgreSQL (an
 insert, an update, a delete) are read back from the connector's topic by a plain consumer, and
-become the current rows of the Spark job spark-jobs/cdc.py; the heartbeat moves the slot on
-while the captured table is idle, and the slot's retained WAL is scraped. Each refusal beside its
-positive control; and a second run of source-db.yml changes nothing. (A worker SIGKILLed under
-steady commits is the connect scenario's: tests/integration/scenarios/test_connect_cdc.py.)"""
+become the current rows of the Spark job spark-jobs/cdc.py (its lag behind the database
+scraped); the heartbeat moves the slot on while the captured table is idle, and the slot's retained
+WAL is scraped. Each refusal beside its positive control; and a second run of source-db.yml changes
+nothing. (A worker SIGKILLed under steady commits is the connect scenario's:
+tests/integration/scenarios/test_connect_cdc.py.)"""
 
 from __future__ import annotations
 
 import json
 import re
+import time
 import uuid
 
 from kafkakit.cluster.connect import request
@@ -153,18 +155,43 @@ def test_the_slots_retained_wal_is_scraped_from_the_databases_exporter(lab: Lab)
     wait_until("the slot scraped, and active", lambda: [r["value"][1] for r in prometheus.query(expr)] == ["1"], 90)
 
 
+def scraped(prometheus: Prometheus, spark: SparkCluster, job: CdcJob, metric: str) -> float | None:
+    """The job's `metric` as Prometheus scraped it from the master's node exporter."""
+    expr = f'{metric}{{job="node",instance="{spark.master.name}",topic="{job.source}",output="{job.output}"}}'
+    found = prometheus.query(expr)
+    return float(found[0]["value"][1]) if found else None
+
+
 def test_committed_changes_become_sparks_current_rows(lab: Lab, spark: SparkCluster):
     """spark-jobs/cdc.py on the connector's topic: inserts, an update and a delete committed in
     PostgreSQL end as the rows the database holds now (the deleted one gone, the updated one
-    changed), whatever the topic held before."""
+    changed), whatever the topic held before. Prometheus has the job's lag behind the database
+    (its --metrics-file): positive, at most the time since the commits, and the newest commit the
+    output holds at or after the rows'."""
     wait_until("orders-cdc and its task to run", connector_running, timeout=180)
     job = CdcJob(spark, TOPIC)
     tag = f"spark-cdc-{uuid.uuid4().hex[:8]}"
     changes = Changes.from_now(lab, tag)
+    prometheus = Prometheus(lab.hosts[lab.groups["monitoring"][0]].ip)
     try:
         job.start()
+        # What the topic held before first: the last batch with changes is then this test's.
+        wait_job_past(job, changes)
+        before = time.time()
         ids, paid, gone = commit_changes(changes, tag, 10)
         wait_job_past(job, changes)
+        # The lag cannot exceed the time since the commits (one clock: the lab is one machine).
+        bound = time.time() - before
+        # now() is the insert's transaction start: at or before the commit time Debezium reports.
+        epoch_ms = "floor(extract(epoch FROM max(created_at)) * 1000)::bigint"
+        committed_ms = int(superuser(f"SELECT {epoch_ms} FROM orders WHERE customer = '{tag}'"))
+
+        def applied() -> bool:
+            newest = scraped(prometheus, spark, job, "kafkakit_cdc_source_commit_timestamp_seconds")
+            return newest is not None and round(newest * 1000) >= committed_ms
+
+        wait_until("the output's newest commit scraped, at or after the rows'", applied, timeout=90)
+        lag = scraped(prometheus, spark, job, "kafkakit_cdc_lag_seconds")
         job.stop()
         rows = {row["id"]: row for row in job.dump() if row.get("customer") == tag}
     finally:
@@ -173,3 +200,5 @@ def test_committed_changes_become_sparks_current_rows(lab: Lab, spark: SparkClus
     expected = {i: superuser(f"SELECT status FROM orders WHERE id = {i}") for i in ids - {gone}}
     assert {i: row["status"] for i, row in rows.items()} == expected
     assert expected[paid] == "paid" and gone not in rows
+    # Debezium's commit times are whole milliseconds: the lag may read up to one more.
+    assert lag is not None and 0 < lag <= bound + 0.001, (lag, bound)

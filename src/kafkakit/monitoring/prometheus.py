@@ -43,6 +43,18 @@ KAFKAKIT_METRICS: dict[str, str] = {
         "gauge, notAfter of a host's certificate as a Unix time, labels path, subject; written by the "
         "kafka_pki role as a node exporter textfile (.prom)"
     ),
+    "kafkakit_cdc_lag_seconds": (
+        "gauge, of spark-jobs/cdc.py's last micro-batch that had changes: its commit time minus the oldest database "
+        "commit time among them, labels topic, output; a node exporter textfile the driver writes (--metrics-file)"
+    ),
+    "kafkakit_cdc_batch_commit_timestamp_seconds": (
+        "gauge, when spark-jobs/cdc.py's last micro-batch committed its output, as a Unix time, labels topic, "
+        "output; same file"
+    ),
+    "kafkakit_cdc_progress_timestamp_seconds": (
+        "gauge, last time spark-jobs/cdc.py started, committed a micro-batch or found no change waiting, as a Unix "
+        "time, labels topic, output; same file"
+    ),
 }
 EXTERNAL_METRICS: dict[str, str] = {
     "up": "Prometheus: 1 when the last scrape of the target succeeded",
@@ -82,7 +94,7 @@ def scrape_configs(
 ) -> list[dict[str, Any]]:
     """Prometheus `scrape_configs`: one job per component group (its JMX agent, with
     `jmx_basic_auth` when the agents ask for it), a `node` job for every host of those groups
-    (node exporter; None leaves it out), Prometheus itself and the consumer-lag exporter on the
+    and the Spark masters (node exporter; None leaves it out), Prometheus itself and the consumer-lag exporter on the
     `monitoring` hosts. Every target is labelled dc, rack, component and instance (inventory name),
     so alerts name the host as the inventory does rather than by address.
     With `https_ca_file`, every job scrapes over HTTPS (verified against that CA bundle) with the
@@ -111,6 +123,9 @@ def scrape_configs(
         job(group, [(h, port, group) for h in hosts], **(web or auth))
         seen += [h for h in hosts if h not in seen]
     if node_exporter_port is not None:
+        # The Spark master for its node exporter alone: the streaming jobs' drivers write their
+        # kafkakit_cdc_* textfile metrics there.
+        seen += [h for h in groups.get("spark_master", []) if h not in seen]
         job("node", [(h, node_exporter_port, "node") for h in seen], **web)
     monitors = list(groups.get("monitoring", []))
     job("prometheus", [(h, prometheus_port, "monitoring") for h in monitors], **web)
@@ -189,6 +204,8 @@ ALERT_THRESHOLDS: tuple[Threshold, ...] = (
     Threshold("monitoring_alert_consumer_lag_records", "KafkaConsumerGroupLagHigh", "10000"),
     Threshold("monitoring_alert_certificate_days", "KafkaCertificateExpiringSoon", "14"),
     Threshold("monitoring_alert_slot_retained_wal_bytes", "PostgresReplicationSlotRetainsWal", "1073741824"),
+    Threshold("monitoring_alert_spark_cdc_lag_seconds", "SparkCdcLagHigh", "120"),
+    Threshold("monitoring_alert_spark_cdc_stalled_seconds", "SparkCdcStalled", "600"),
 )
 
 

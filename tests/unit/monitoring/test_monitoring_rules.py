@@ -59,6 +59,8 @@ def test_rendered_rules_with_other_thresholds_pass_promtool(tmp_path: Path):
         "monitoring_alert_data_disk_used_ratio": 0.9,
         "monitoring_alert_data_disk_mountpoints": "/data.*",
         "monitoring_alert_certificate_days": 30,
+        "monitoring_alert_spark_cdc_lag_seconds": 300,
+        "monitoring_alert_spark_cdc_stalled_seconds": 1800,
     }
     rendered = tmp_path / "alerts.yml"
     rendered.write_text(monitoring.render_alert_rules(ALERTS.read_text(), values))
@@ -68,6 +70,8 @@ def test_rendered_rules_with_other_thresholds_pass_promtool(tmp_path: Path):
     assert 'mountpoint=~"/data.*"' in exprs["KafkaDataDiskFull"]
     assert exprs["KafkaIsrShrinking"].endswith("> 0.5")
     assert exprs["KafkaCertificateExpiringSoon"].endswith("< 30")
+    assert "(kafkakit_cdc_lag_seconds) > 300 and " in exprs["SparkCdcLagHigh"]
+    assert exprs["SparkCdcStalled"].endswith("> 1800")
     # Other alerts keep their literal 0.
     assert exprs["KafkaUnderReplicatedPartitions"].endswith("> 0")
 
@@ -209,8 +213,15 @@ def test_scrape_targets_follow_the_inventory():
         ("10.0.0.21:7071", {"dc": "dc2", "rack": "dc2-az1", "component": "kafka_broker", "instance": "dc2-kafka1"}),
     ]
     assert [t for t, _ in jobs["zookeeper"]] == ["10.0.0.11:7072", "10.0.0.12:7072"]
-    # One node exporter per scraped host, even when it runs two components; no Spark, no monitoring host.
-    assert [lbl["instance"] for _, lbl in jobs["node"]] == ["dc1-kafka1", "dc1-kafka2", "dc2-kafka1", "dc2-mm2-1"]
+    # One node exporter per scraped host, even when it runs two components, and the Spark master's
+    # (its jobs' textfile metrics); no monitoring host.
+    assert [lbl["instance"] for _, lbl in jobs["node"]] == [
+        "dc1-kafka1",
+        "dc1-kafka2",
+        "dc2-kafka1",
+        "dc2-mm2-1",
+        "spark1",
+    ]
     assert jobs["prometheus"] == [
         ("10.0.0.40:9090", {"dc": "dc1", "rack": "dc1-az1", "component": "monitoring", "instance": "dc1-mon"})
     ]
