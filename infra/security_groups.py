@@ -16,7 +16,9 @@ Ingress, port by port:
   Connect REST 8083 (mTLS)     from the Connect workers of the same data centre (requests forwarded
                                to the leader), the monitoring hosts (remote ones by /32) and admin CIDRs
   JMX agents 7071/7072/7073/7074, node exporter 9100
-                               from the monitoring groups of every data centre (remote by /32)
+                               from the monitoring groups of every data centre (remote by /32);
+                               on the Spark group the node exporter only (the master's: the CDC
+                               jobs' lag)
   Prometheus 9090              from admin CIDRs only
   SSH 22                       nowhere, unless the stack declares admin CIDRs
 Nothing is open to 0.0.0.0/0. Egress: HTTP(S) out (packages, archives, AWS APIs) and
@@ -42,6 +44,8 @@ SCRAPED_PORTS: dict[str, tuple[int, ...]] = {
     "kafka": (ports.JMX_KAFKA_BROKER, ports.NODE_EXPORTER, ports.KAFKA_CLIENT),
     "mirrormaker": (ports.JMX_MIRRORMAKER, ports.NODE_EXPORTER),
     "connect": (ports.JMX_KAFKA_CONNECT, ports.NODE_EXPORTER),
+    # The master's node exporter serves the CDC jobs' textfile metrics; the group is the workers' too.
+    "spark": (ports.NODE_EXPORTER,),
 }
 
 

@@ -144,16 +144,17 @@ def test_the_monitoring_hosts_reach_exactly_the_scrape_ports(admin_run: StackRun
         granted.add((r.region or "", roles[r.inputs["securityGroupId"]], int(r.inputs["fromPort"]), source))
     expected = set()
     # dc1 (eu-west-1) is a ZooKeeper DC with Connect workers (their JMX agent, node exporter and REST
-    # API: connector states); dc2 (eu-central-1) a KRaft DC with MM2.
+    # API: connector states) and Spark (the master's node exporter: the CDC jobs' lag); dc2
+    # (eu-central-1) a KRaft DC with MM2.
     for region, metadata, has_mm2 in (("eu-west-1", "zookeeper", False), ("eu-central-1", "controller", True)):
         for group, scraped in {
             **({"controller": (7074, 9100)} if metadata == "controller" else {"zookeeper": (7072, 9100)}),
             "kafka": (7071, 9100, 9093),
-            **({"mirrormaker": (7073, 9100)} if has_mm2 else {"connect": (7075, 9100, 8083)}),
+            **({"mirrormaker": (7073, 9100)} if has_mm2 else {"connect": (7075, 9100, 8083), "spark": (9100,)}),
         }.items():
             expected |= {(region, group, port, source) for port in scraped for source in ("local", "remote")}
     assert granted == expected
-    assert set(SCRAPED_PORTS) == {"zookeeper", "controller", "kafka", "mirrormaker", "connect"}
+    assert set(SCRAPED_PORTS) == {"zookeeper", "controller", "kafka", "mirrormaker", "connect", "spark"}
 
 
 def test_every_target_prometheus_is_given_is_open_to_every_monitoring_host(example: StackRun) -> None:

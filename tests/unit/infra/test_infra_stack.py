@@ -225,7 +225,7 @@ def test_security_groups_allow_exactly_the_declared_paths(small: StackRun) -> No
     mon2 = small.named("dc2-monitor-1", INSTANCE).state["privateIp"] + "/32"
 
     def scrapes(
-        source: str, with_mm2: bool, kraft: bool = False, with_connect: bool = False
+        source: str, with_mm2: bool, kraft: bool = False, with_connect: bool = False, with_spark: bool = False
     ) -> set[tuple[str, int, int, str]]:
         rows = (
             {
@@ -247,6 +247,8 @@ def test_security_groups_allow_exactly_the_declared_paths(small: StackRun) -> No
             rows |= {("mirrormaker", 7073, 7073, source), ("mirrormaker", 9100, 9100, source)}
         if with_connect:
             rows |= {("connect", 7075, 7075, source), ("connect", 9100, 9100, source)}
+        if with_spark:
+            rows |= {("spark", 9100, 9100, source)}  # the master's node exporter (the CDC jobs' lag)
         return rows
 
     # The small stack declares no admin networks: the UIs (9090, 8080, 8081) and Connect's REST
@@ -261,7 +263,9 @@ def test_security_groups_allow_exactly_the_declared_paths(small: StackRun) -> No
         ("spark", 1024, 65535, "spark"),
         ("spark", 22, 22, "spark"),
         ("spark", 7077, 7077, vpn),
-    } | scrapes("monitoring", with_mm2=False, with_connect=True) | scrapes(mon2, with_mm2=False, with_connect=True)
+    } | scrapes("monitoring", with_mm2=False, with_connect=True, with_spark=True) | scrapes(
+        mon2, with_mm2=False, with_connect=True, with_spark=True
+    )
     assert ingress_table(small, "dc2") == controller | kafka | {
         ("kafka", 9093, 9093, "mirrormaker"),
         ("mirrormaker", 8083, 8083, "mirrormaker"),
