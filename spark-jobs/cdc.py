@@ -5,7 +5,7 @@ removes it. See README.md for the guarantee.
 
     kafkakit-spark-submit cdc.py run --kafka-config ... --source shop.public.orders \\
         --output /srv/spark/cdc/orders --checkpoints /srv/spark/cdc/orders-checkpoint \\
-        --metrics-file /var/lib/prometheus/node-exporter/kafkakit-cdc-orders.prom
+        --metrics-file /var/lib/spark-metrics/kafkakit-cdc.prom
     kafkakit-spark-submit cdc.py dump --output /srv/spark/cdc/orders   # the current rows as JSON lines
 """
 
@@ -60,7 +60,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     run.add_argument("--trigger", default="2 seconds", help="micro-batch interval")
     run.add_argument(
         "--metrics-file",
-        help="Prometheus text file of how far behind the database the output is (node exporter's textfile folder)",
+        help="Prometheus text file of how far behind the database the output is, shared by the host's CDC jobs "
+        "(the spark role's spark_metrics_dir/kafkakit-cdc.prom, linked into node exporter's textfile folder)",
     )
     dump = sub.add_parser("dump", help="print the current rows as JSON lines")
     dump.add_argument("--output", required=True)

@@ -190,32 +190,34 @@ class Pipeline(JobUnit):
 @dataclass
 class CdcJob(JobUnit):
     """One run of spark-jobs/cdc.py on a connector's topic, with its own checkpoints and output, and
-    its metrics file in the master's node exporter textfile folder."""
+    its samples in the master's CDC metrics file (the spark role links it into the node exporter's
+    textfile folder)."""
 
     cluster: SparkCluster
     source: str
     name: str = field(default_factory=lambda: f"spark-cdc-{uuid.uuid4().hex[:8]}")
     JOB = "cdc.py"
-    TEXTFILE_DIR = "/var/lib/prometheus/node-exporter"  # monitoring_node_exporter_textfile_dir
+    METRICS_FILE = "/var/lib/spark-metrics/kafkakit-cdc.prom"  # the spark role's spark_metrics_file
 
     @property
     def output(self) -> str:
         return f"{self.base}/out"
 
-    @property
-    def metrics_file(self) -> str:
-        """Named after the run: runs on the same topic do not share a file."""
-        return f"{self.TEXTFILE_DIR}/kafkakit-cdc-{self.name}.prom"
-
     def start(self) -> None:
         args = [f"{JOBS}/cdc.py", "run", "--kafka-config", KAFKA_CONFIG, "--source", self.source]
         args += ["--output", self.output, "--checkpoints", f"{self.base}/checkpoints"]
-        self.launch(args + ["--metrics-file", self.metrics_file])
+        self.launch(args + ["--metrics-file", self.METRICS_FILE])
 
     def remove(self) -> None:
         super().remove()
-        # A file left behind would read as a stalled job (SparkCdcStalled).
-        self.cluster.run(f"rm -f {shlex.quote(self.metrics_file)}")
+        # Samples left behind would read as a stalled job (SparkCdcStalled). As the spark user, as
+        # the drivers write the file; the other runs' samples stay.
+        forget = ["forget", "--metrics-file", self.METRICS_FILE, "--source", self.source, "--output", self.output]
+        done = self.cluster.run(
+            f"cd {JOBS} && setpriv --reuid=spark --regid=spark --init-groups -- python3 -m kafkakit_jobs.cdc_metrics "
+            + " ".join(shlex.quote(a) for a in forget)
+        )
+        assert done.rc == 0, done.stdout + done.stderr
 
     def read_up_to(self) -> dict[int, int]:
         """Partition -> the offset the last finished micro-batch read up to (its output has it)."""

@@ -123,3 +123,57 @@ def test_the_alerts_use_the_names_the_job_writes():
     cdc = {n for n in used | set(monitoring.KAFKAKIT_METRICS) if n.startswith("kafkakit_cdc_")}
     assert cdc == {m.LAG, m.BATCH_COMMIT, m.PROGRESS}
     assert cdc <= set(m.HELP)
+
+
+OTHER = {"topic": "shop.public.items", "output": "/srv/spark/cdc/items"}
+
+
+def test_the_jobs_sharing_the_file_keep_each_others_samples(tmp_path: Path):
+    """One file for every CDC job of the host (the spark role links it into the textfile folder):
+    each job rewrites only its own samples, and each metric's samples stay together under one HELP."""
+    path = tmp_path / "kafkakit-cdc.prom"
+    path.write_text("")  # as the spark role makes it
+    orders = m.MetricsFile(path, LABELS["topic"], LABELS["output"], now=100.0)
+    items = m.MetricsFile(path, OTHER["topic"], OTHER["output"], now=105.0)
+    orders.batch(110.0, oldest_ms=104_000, newest_ms=108_000)
+    items.idle(120.0)
+    text = path.read_text()
+    assert m.parse(text, LABELS) == m.Figures(source_commit=108.0, batch_commit=110.0, lag=6.0, progress=110.0)
+    assert m.parse(text, OTHER) == m.Figures(progress=120.0)
+    assert text.count(f"# HELP {m.PROGRESS} ") == 1
+    progress = [line for line in text.splitlines() if line.startswith(m.PROGRESS)]
+    assert len(progress) == 2 and text.index(progress[0]) + len(progress[0]) + 1 == text.index(progress[1])
+    result = subprocess.run([promtool(), "check", "metrics"], input=text, capture_output=True, text=True, check=False)
+    assert result.returncode == 0 and not result.stdout.strip(), result.stdout + result.stderr
+
+
+def test_a_retired_jobs_samples_are_dropped_and_the_others_kept(tmp_path: Path):
+    path = tmp_path / "kafkakit-cdc.prom"
+    m.MetricsFile(path, LABELS["topic"], LABELS["output"], now=100.0)
+    m.MetricsFile(path, OTHER["topic"], OTHER["output"], now=105.0)
+    assert m.main(["forget", "--metrics-file", str(path), "--source", OTHER["topic"], "--output", OTHER["output"]]) == 0
+    assert m.parse_all(path.read_text()) == {m.labels_text(LABELS): m.Figures(progress=100.0)}
+    m.forget(path, LABELS["topic"], LABELS["output"])
+    assert path.read_text() == ""  # still there: the textfile folder's link does not dangle
+
+
+def test_given_the_textfile_folders_link_the_driver_writes_the_file_it_points_at(tmp_path: Path):
+    """The link stays a link, and no temporary file ever lands in the textfile folder (the driver
+    may not write there)."""
+    own, textfile = tmp_path / "spark-metrics", tmp_path / "node-exporter"
+    own.mkdir()
+    textfile.mkdir()
+    target = own / "kafkakit-cdc.prom"
+    target.write_text("")
+    link = textfile / "kafkakit-cdc.prom"
+    link.symlink_to(target)
+    textfile.chmod(0o555)
+    try:
+        job = m.MetricsFile(link, LABELS["topic"], LABELS["output"], now=100.0)
+        job.batch(110.0, oldest_ms=104_000, newest_ms=108_000)
+    finally:
+        textfile.chmod(0o755)
+    assert link.is_symlink() and link.resolve() == target
+    assert m.parse(link.read_text(), LABELS).lag == 6.0
+    assert sorted(p.name for p in textfile.iterdir()) == ["kafkakit-cdc.prom"]
+    assert sorted(p.name for p in own.iterdir()) == [".kafkakit-cdc.prom.lock", "kafkakit-cdc.prom"]
