@@ -12,6 +12,9 @@ from kafkakit.rules.values import whole_number
 
 # What a restarted worker needs beyond the rebalance delay to start its connectors again.
 READY_MARGIN_MS = 60_000
+# Connect's rebalance.timeout.ms (the kit keeps the default): a worker reading the config topic
+# longer than this inside a rebalance is dropped from the group.
+REBALANCE_TIMEOUT_MS = 60_000
 
 
 def connect_errors(dc: str, workers: list[str], brokers: list[str], settings: dict[str, Any]) -> list[str]:
@@ -51,6 +54,12 @@ def connect_errors(dc: str, workers: list[str], brokers: list[str], settings: di
             f"{dc}: kafka_connect_ready_timeout={ready} s is too short for kafka_connect_rebalance_delay_ms={delay}: "
             f"a restarted worker gets its connectors back only after the delay, so the roll would give up on it; "
             f"give it at least {(delay + READY_MARGIN_MS + 999) // 1000} s"
+        )
+    sync = whole_number(settings.get("kafka_connect_worker_sync_timeout_ms"))
+    if sync is not None and sync >= REBALANCE_TIMEOUT_MS:
+        errors.append(
+            f"{dc}: kafka_connect_worker_sync_timeout_ms={sync} is not below Connect's rebalance timeout "
+            f"({REBALANCE_TIMEOUT_MS} ms): a worker still reading the config topic would be dropped from the group"
         )
     return errors
 

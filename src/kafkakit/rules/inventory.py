@@ -374,6 +374,7 @@ INTEGER_SETTINGS: dict[str, int | None] = {
     "kafka_connect_min_insync_replicas": 1,
     "kafka_connect_rebalance_delay_ms": 0,  # scheduled.rebalance.max.delay.ms: a delay, never negative
     "kafka_connect_ready_timeout": 1,
+    "kafka_connect_worker_sync_timeout_ms": 1,
 }
 
 
@@ -481,6 +482,7 @@ def input_errors(
             "kafka_connect_min_insync_replicas",
             "kafka_connect_rebalance_delay_ms",
             "kafka_connect_ready_timeout",
+            "kafka_connect_worker_sync_timeout_ms",
         )
         settings = {k: _first(hostvars, workers, k, defaults) for k in keys}
         errors += connect_errors(dc, workers, _dc_hosts(groups, dc, "kafka_broker"), settings)

@@ -30,6 +30,16 @@ def test_a_roll_timeout_shorter_than_the_rebalance_delay_is_refused():
     ]
 
 
+def test_a_config_topic_read_as_long_as_a_rebalance_is_refused():
+    settings = {**DEFAULTS, "kafka_connect_worker_sync_timeout_ms": 30000}
+    assert connect_errors("dc1", ["w1", "w2"], BROKERS, settings) == []
+    settings["kafka_connect_worker_sync_timeout_ms"] = 60000
+    assert connect_errors("dc1", ["w1", "w2"], BROKERS, settings) == [
+        "dc1: kafka_connect_worker_sync_timeout_ms=60000 is not below Connect's rebalance timeout (60000 ms): "
+        "a worker still reading the config topic would be dropped from the group"
+    ]
+
+
 def test_two_workers_on_three_brokers_pass():
     assert connect_errors("dc1", ["w1", "w2"], BROKERS, DEFAULTS) == []
     assert connect_errors("dc1", [], [], DEFAULTS) == []

@@ -479,6 +479,10 @@ BAD: dict[str, tuple[Callable[[View], None], list[str]]] = {
         all_set(kafka_connect_rebalance_delay_ms="30s"),
         [f"kafka_connect_rebalance_delay_ms='30s' on {ALL_HOSTS} is not a whole number"],
     ),
+    "connect-sync-timeout-zero": (
+        all_set(kafka_connect_worker_sync_timeout_ms=0),
+        [f"kafka_connect_worker_sync_timeout_ms=0 on {ALL_HOSTS} must be at least 1"],
+    ),
     "connect-ready-timeout-negative": (
         all_set(kafka_connect_ready_timeout=-1),
         [f"kafka_connect_ready_timeout=-1 on {ALL_HOSTS} must be at least 1"],
