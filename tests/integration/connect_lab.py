@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from kafkakit.cluster.connect import RestError, TlsFiles, request
+from kafkakit.cluster.connect import ConnectorStatus, RestError, TlsFiles, request
 from tests.integration.lab import CLIENT_DIR, Host, Lab, properties
 
 DC = "dc1"
@@ -54,3 +54,9 @@ def connector_running(name: str) -> bool:
         return False
     tasks = s["tasks"]
     return s["connector"]["state"] == "RUNNING" and bool(tasks) and all(t["state"] == "RUNNING" for t in tasks)
+
+
+def failed_parts() -> list[str]:
+    """What is FAILED in the Connect cluster, one line per connector or task (kafkakit's own reading)."""
+    listing = request(url(WORKERS[0]), "GET", "/connectors?expand=status", admin_tls())[1] or {}
+    return [line for n, e in sorted(listing.items()) for line in ConnectorStatus.from_rest(n, e["status"]).failed()]

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from confluent_kafka import KafkaError, Producer
 
+from tests.integration import connect_lab
 from tests.integration.accounting import account, step
 from tests.integration.clients import ProduceReport, produce_sequence, read_all
 from tests.integration.lab import CLIENT_DIR, Lab
@@ -96,6 +97,15 @@ def retire_if_promoted() -> None:
     if (PKI / "old" / "ca.crt").is_file():
         out = playbook_process(*RETIRE_NOW)
         account(f"clean-up after a failure: retire-ca.yml exit {out.returncode}")
+
+
+def restart_failed_connect() -> None:
+    """A connector or task a failed rotation left FAILED is restarted (Connect's onlyFailed restart),
+    so the next scenario finds the pipeline running."""
+    failed = connect_lab.failed_parts()
+    if failed:
+        out = playbook_process("ops/connect-restart-failed.yml", "-e", f"connect_dc={connect_lab.DC}")
+        account(f"clean-up: {'; '.join(failed)}; connect-restart-failed.yml exit {out.returncode}")
 
 
 def test_ca_rotation_keeps_unmanaged_clients_working_until_a_confirmed_retire(
@@ -183,6 +193,7 @@ def test_ca_rotation_keeps_unmanaged_clients_working_until_a_confirmed_retire(
                 assert sorted(restart_order(out, unit)) == sorted(members), (unit, restart_order(out, unit))
     finally:
         retire_if_promoted()
+        restart_failed_connect()
 
 
 def test_a_broker_older_than_its_truststore_is_restarted_alone(lab: Lab):
