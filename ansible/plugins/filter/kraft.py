@@ -7,6 +7,7 @@ from typing import Any
 from kafkakit.cluster.kraft import (
     features_behind,
     initial_voters,
+    lost_quorum,
     membership,
     observer_lag,
     quorum_health,
@@ -35,6 +36,12 @@ def kafkakit_initial_voters(controllers: Any, hostvars: Any, port: int, director
         int(port),
         list(directory_ids),
     )
+
+
+def kafkakit_lost_quorum(formed: Any, dc: str, state_file: str, stats: Any) -> str:
+    """kafkakit.cluster.kraft.lost_quorum from the registered stat of each controller's meta.properties."""
+    formatted = [bool(r["stat"].get("exists")) for r in stats or [] if "stat" in r]
+    return lost_quorum(str(dc), str(state_file), bool(formed), formatted)
 
 
 def kafkakit_quorum_membership(status: str, directories: Any) -> dict:
@@ -91,4 +98,5 @@ class FilterModule:
             "kafkakit_voter_directory": kafkakit_voter_directory,
             "kafkakit_migration_phase": kafkakit_migration_phase,
             "kafkakit_features_behind": kafkakit_features_behind,
+            "kafkakit_lost_quorum": kafkakit_lost_quorum,
         }

@@ -217,3 +217,18 @@ def features_behind(describe_text: str, mapping_text: str) -> list[str]:
         if held != wanted:
             behind.append(name)
     return behind
+
+
+def lost_quorum(dc: str, state_file: str, formed: bool, formatted: list[bool]) -> str:
+    """Why `dc`'s controllers must not be formatted, or "" (`formed`: the state kept on the Ansible
+    controller says the first quorum has formed; `formatted`: which controllers hold a metadata
+    directory). Formed, yet no controller holds one: every controller lost its data, or the hosts
+    are new. Each would be formatted as a joiner and wait for a quorum that is gone."""
+    if not (formed and formatted and not any(formatted)):
+        return ""
+    return (
+        f"{dc}: {state_file} says its controller quorum has formed, but none of its {len(formatted)} "
+        "controllers holds a metadata directory: each would wait to join a quorum that no longer exists. "
+        f"If the data centre was deleted on purpose (make lab-down, new hosts), remove {state_file} to start "
+        "a new cluster; otherwise restore a controller's disk first"
+    )

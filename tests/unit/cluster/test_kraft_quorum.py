@@ -3,11 +3,15 @@
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+
 import pytest
 
 from kafkakit.cluster.kraft import (
     features_behind,
     initial_voters,
+    lost_quorum,
     membership,
     observer_lag,
     parse_replication,
@@ -16,6 +20,7 @@ from kafkakit.cluster.kraft import (
     voter_directory,
 )
 
+ROOT = Path(__file__).resolve().parents[3]
 STATUS = """ClusterId:              MkU3OEVBNTcwNTJENDM2Qk
 LeaderId:               102
 LeaderEpoch:            3
@@ -163,3 +168,26 @@ def test_features_below_the_release_or_never_finalized_are_behind() -> None:
     assert features_behind(behind, MAPPING_4_3) == ["metadata.version", "group.version"]
     # A feature the cluster does not list at all counts as never finalized.
     assert features_behind(describe(metadata_version="4.3-IV0"), MAPPING_4_3) == ["kraft.version", "group.version"]
+
+
+def test_a_formed_quorum_whose_controllers_all_lost_their_data_is_refused():
+    state = "build/lab/pki/kraft/dc2.yml"
+    problem = lost_quorum("dc2", state, True, [False, False, False])
+    assert problem.startswith(f"dc2: {state} says its controller quorum has formed, but none of its 3 controllers")
+    assert f"remove {state} to start a new cluster" in problem
+    # Positive controls: one controller replaced (the others hold the quorum), a first deploy, an
+    # earlier failed first run (not formed on record, yet formatted), and no controller reached.
+    assert lost_quorum("dc2", state, True, [False, True, True]) == ""
+    assert lost_quorum("dc2", state, False, [False, False, False]) == ""
+    assert lost_quorum("dc2", state, False, [True, False, False]) == ""
+    assert lost_quorum("dc2", state, True, []) == ""
+
+
+def test_the_filter_reads_the_registered_stats():
+    spec = importlib.util.spec_from_file_location("kraft_filters", ROOT / "ansible/plugins/filter/kraft.py")
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    lost = module.FilterModule().filters()["kafkakit_lost_quorum"]
+    stats = [{"stat": {"exists": False}}, {"stat": {"exists": False}}, {"failed": True, "msg": "unreachable"}]
+    assert lost(True, "dc2", "dc2.yml", stats).startswith("dc2: dc2.yml says")
+    assert lost(True, "dc2", "dc2.yml", [*stats[:1], {"stat": {"exists": True}}]) == ""
