@@ -121,19 +121,21 @@ def test_a_prefixed_acl_grants_exactly_its_prefix(user_conf):
     team_admin.delete_topics([inside])[inside].result(timeout=30)
 
 
-def test_site_check_diff_shows_an_acl_drift_and_the_next_run_removes_it(dc, admin, user_conf):
-    """An undeclared binding added by hand is shown by --check --diff and removed by site.yml."""
+def test_site_check_diff_shows_an_acl_drift_and_the_next_run_removes_it(lab: Lab):
+    """An undeclared binding added by hand in every data centre (one per metadata mode, so both
+    authorizers) is shown by one --check --diff and removed by the next site.yml run."""
     from confluent_kafka.admin import (
         AclBinding,
+        AclBindingFilter,
         AclOperation,
         AclPermissionType,
         ResourcePatternType,
         ResourceType,
     )
 
+    from tests.integration.conftest import fresh_admin
     from tests.integration.playbooks import run_site
 
-    no_acl = user_conf("no-acl")  # first: a DC without the user skips before any change
     rogue = AclBinding(
         ResourceType.TOPIC,
         "orders",
@@ -143,17 +145,41 @@ def test_site_check_diff_shows_an_acl_drift_and_the_next_run_removes_it(dc, admi
         AclOperation.READ,
         AclPermissionType.ALLOW,
     )
+    dcs = lab.data_centres()
+    assert {lab.metadata_mode(dc) for dc in dcs} == {"zookeeper", "kraft"}, dcs
+    admins = {dc: fresh_admin(lab.client_conf(dc)) for dc in dcs}
+    no_acl = {dc: read_client_conf(CLIENT_DIR / dc / "users" / "no-acl.conf") for dc in dcs}
+
     # READ implies DESCRIBE: while the binding exists, the user sees the topic in the metadata
     # (a broker lists only the topics a principal may describe), and without it sees nothing.
-    sees_orders = lambda: "orders" in AdminClient(no_acl).list_topics(timeout=10).topics  # noqa: E731
-    assert not sees_orders()
-    admin.create_acls([rogue])[rogue].result(timeout=20)
-    wait_until("the rogue binding in force", sees_orders, 30)
-    check = run_site("--check", "--diff", "--tags", "acls")
-    # The diff's removed line, and the count the role gives first (the lab sets kafka_acls_exclusive).
-    assert "-User:no-acl ALLOW READ topic:orders" in check
-    assert f"undeclared ACL binding(s) in {dc}: removing them" in check
-    assert sees_orders(), "--check removed the binding"
-    run_site("--tags", "acls")
-    wait_until("the rogue binding gone", lambda: not sees_orders(), 30)
-    assert read_error(no_acl, "orders", "orders-after-cleanup") is not None
+    def sees_orders(dc: str) -> bool:
+        return "orders" in AdminClient(no_acl[dc]).list_topics(timeout=10).topics
+
+    assert not any(sees_orders(dc) for dc in dcs)
+    try:
+        for dc in dcs:
+            admins[dc].create_acls([rogue])[rogue].result(timeout=20)
+            wait_until(f"the rogue binding in force in {dc}", lambda dc=dc: sees_orders(dc), 30)
+        check = run_site("--check", "--diff", "--tags", "acls")
+        # The diff's removed line, and the count the role gives first (the lab sets kafka_acls_exclusive).
+        assert check.count("-User:no-acl ALLOW READ topic:orders") == len(dcs), check[-3000:]
+        for dc in dcs:
+            assert f"undeclared ACL binding(s) in {dc}: removing them" in check
+            assert sees_orders(dc), f"--check removed the binding in {dc}"
+        run_site("--tags", "acls")
+        for dc in dcs:
+            wait_until(f"the rogue binding gone in {dc}", lambda dc=dc: not sees_orders(dc), 30)
+            assert read_error(no_acl[dc], "orders", "orders-after-cleanup") is not None
+    finally:
+        # Whatever failed above, no binding of this test stays behind.
+        found = AclBindingFilter(
+            ResourceType.TOPIC,
+            "orders",
+            ResourcePatternType.LITERAL,
+            "User:no-acl",
+            None,
+            AclOperation.ANY,
+            AclPermissionType.ANY,
+        )
+        for admin in admins.values():
+            admin.delete_acls([found])[found].result(timeout=20)

@@ -37,6 +37,8 @@ def expected_targets(lab: Lab) -> set[tuple[str, str]]:
     jobs |= {(job, host) for host in lab.groups["monitoring"] for job in ("prometheus", "consumer_lag")}
     # The source databases' exporters (monitoring_postgres_sources: the lab's one database).
     jobs |= {("postgres", host) for host in lab.groups.get("source_db", [])}
+    # The Spark master's node exporter: the CDC job's lag (its textfile) beside the host's own.
+    jobs |= {("node", host) for host in lab.groups.get("spark_master", [])}
     return jobs
 
 
