@@ -6,6 +6,7 @@ role (through the kafkakit_quorum_health filter) and the tests."""
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 
 
@@ -226,6 +227,7 @@ def lost_quorum(dc: str, state_file: str, formed: bool, formatted: list[bool]) -
     are new. Each would be formatted as a joiner and wait for a quorum that is gone."""
     if not (formed and formatted and not any(formatted)):
         return ""
+    state_file = os.path.normpath(state_file)
     return (
         f"{dc}: {state_file} says its controller quorum has formed, but none of its {len(formatted)} "
         "controllers holds a metadata directory: each would wait to join a quorum that no longer exists. "
