@@ -20,6 +20,9 @@ INVENTORY = Path(os.environ.get("KAFKAKIT_INVENTORY", ROOT / "build/lab/hosts.ym
 # What playbooks get as -i: the inventory directory, with its group_vars.
 ANSIBLE_INVENTORY = Path(os.environ.get("KAFKAKIT_ANSIBLE_INVENTORY", ROOT / "inventories/local"))
 CLIENT_DIR = Path(os.environ.get("KAFKAKIT_CLIENT_DIR", ROOT / "build/lab"))
+# testinfra takes its SSH settings (the shared connections' path) from the ansible.cfg it finds:
+# the project's, wherever pytest runs from.
+os.environ.setdefault("ANSIBLE_CONFIG", str(ROOT / "ansible/ansible.cfg"))
 
 
 def properties(text: str) -> dict[str, str]:
