@@ -9,29 +9,35 @@ mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 tag="$name:$(sha256sum "$0" | cut -c1-12)"
 if podman image exists "$tag"; then echo "$tag"; exit 0; fi
 root=$(mktemp -d /var/tmp/kafkakit-rootfs.XXXX)
+chmod 0755 "$root"  # mktemp makes it 0700: package scripts run as other users (postgres) need /
 cleanup() { umount -R "$root/proc" 2>/dev/null || true; rm -rf "$root"; }
 trap cleanup EXIT
 echo "image: debootstrap bookworm into $root" >&2
 debootstrap --variant=minbase bookworm "$root" "$mirror" >&2
-# A host as a stock Debian image has it, plus what the roles install on every host of the lab
+# A host as a stock Debian image has it, plus what the roles install on the lab's hosts
 # (tests/unit/test_lab_image.py keeps the second part to packages a role names): the roles then find
-# them installed, as a pre-built machine image would give them, instead of each container
-# fetching the package lists and unpacking the same packages.
+# them installed, as a pre-built machine image would give them, instead of a container fetching the
+# package lists and unpacking them while site.yml waits.
 base=(systemd systemd-sysv dbus python3 python3-apt procps iproute2 iputils-ping netcat-openbsd
   ca-certificates less openssh-server)
 from_roles=(openjdk-17-jre-headless e2fsprogs fscrypt python3-cryptography openssl
-  prometheus-node-exporter)
+  prometheus-node-exporter prometheus prometheus-postgres-exporter python3-venv sshfs
+  postgresql-15 python3-psycopg2)
 packages=("${base[@]}" "${from_roles[@]}")
 mount -t proc proc "$root/proc"
 echo "image: installing ${packages[*]}" >&2
 chroot "$root" /usr/bin/env DEBIAN_FRONTEND=noninteractive apt-get -qq update >&2
-chroot "$root" /usr/bin/env DEBIAN_FRONTEND=noninteractive \
+# The locale Ansible's modules run with: PostgreSQL's package makes its cluster (UTF8) with it.
+chroot "$root" /usr/bin/env DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8 LC_ALL=C.UTF-8 \
   apt-get -qq install -y --no-install-recommends "${packages[@]}" >&2
 chroot "$root" apt-get clean
 umount "$root/proc"
-# Installed but off: the monitoring role configures it (TLS, the scrape login) and starts it
-# where Prometheus scrapes, and nowhere else.
-chroot "$root" systemctl disable prometheus-node-exporter.service >/dev/null 2>&1
+# Installed but off: the roles configure each service (TLS, logins) and start it on the hosts
+# that run it, and nowhere else.
+for unit in prometheus-node-exporter.service prometheus.service prometheus-postgres-exporter.service \
+  postgresql.service; do
+  chroot "$root" systemctl disable "$unit" >/dev/null 2>&1
+done
 # Units that make no sense in a container, and a fixed machine-id per container at boot.
 for unit in systemd-networkd-wait-online.service getty@tty1.service console-getty.service \
   systemd-logind.service apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer \
