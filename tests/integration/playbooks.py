@@ -22,7 +22,7 @@ MITOGEN_STRATEGIES = Path(ansible_mitogen.__file__).parent / "plugins" / "strate
 
 
 def playbook_process(
-    playbook: str, *extra: str, strategy: str = STRATEGY, task_times: bool = False
+    playbook: str, *extra: str, strategy: str = STRATEGY, task_times: bool = False, timeout: float = 1200
 ) -> subprocess.CompletedProcess[str]:
     """Run an ansible/ playbook against the deployment, whatever its outcome. The whole output
     also goes to build/test-logs/<playbook>.log (the last run of each), for failures whose cause
@@ -34,16 +34,22 @@ def playbook_process(
         env["ANSIBLE_STRATEGY_PLUGINS"] = str(MITOGEN_STRATEGIES)
     if task_times:
         env["ANSIBLE_CALLBACKS_ENABLED"] = "ansible.posix.profile_roles,ansible.posix.profile_tasks"
-    proc = subprocess.run(
-        ["ansible-playbook", "-i", str(ANSIBLE_INVENTORY), playbook, *extra],
-        cwd=ROOT / "ansible",
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=1200,
-    )
     LOGS.mkdir(parents=True, exist_ok=True)
-    (LOGS / f"{Path(playbook).stem}.log").write_text(proc.stdout + proc.stderr)
+    log = LOGS / f"{Path(playbook).stem}.log"
+    try:
+        proc = subprocess.run(
+            ["ansible-playbook", "-i", str(ANSIBLE_INVENTORY), playbook, *extra],
+            cwd=ROOT / "ansible",
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired as expired:
+        # What it printed until it was killed is where it waited: kept like a finished run's.
+        log.write_bytes((expired.stdout or b"") + (expired.stderr or b""))
+        raise AssertionError(f"{playbook} still ran after {timeout} s (its output so far: {log})") from expired
+    log.write_text(proc.stdout + proc.stderr)
     return proc
 
 
