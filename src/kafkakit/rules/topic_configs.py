@@ -6,17 +6,15 @@ the archive the kit installs: per name, its ConfigDef type and its validator as 
 (`toString()`), copied from Kafka's output, never typed by hand. tests/unit/rules/test_topic_configs.py
 prints the same from every archive in build/artifacts when those are there and compares, and checks
 that `value_problem` accepts and refuses what Kafka's own validators do, so a version bump that
-changes a name, a type or a range fails a test instead of a run.
+changes a name, a type or a range fails a test instead of a run. The values are checked by
+kafkakit.rules.property_values.value_problem, as the broker's, Connect's and MirrorMaker's are.
 """
 
 from __future__ import annotations
 
 import difflib
-import math
-import re
 
 from kafkakit.rules.topology import kafka_major
-from kafkakit.rules.values import whole_number
 
 # name -> (ConfigDef type, validator as Kafka prints it; "" when it has none)
 _COMMON: dict[str, tuple[str, str]] = {
@@ -108,77 +106,3 @@ def closest_topic_config(key: str, names: frozenset[str]) -> str | None:
     A broker-wide default (log.retention.hours) is matched without its "log." prefix."""
     match = difflib.get_close_matches(key.removeprefix("log."), sorted(names), n=1, cutoff=0.6)
     return match[0] if match else None
-
-
-# ConfigDef's whole-number types and the bounds of the Java type each is read into.
-_WHOLE_BITS = {"INT": 32, "LONG": 64}
-# Java's Double.parseDouble, without the NaN and Infinity no topic config wants.
-_DECIMAL = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?[dDfF]?$")
-# Kafka's Range (`[1,...]`, `[0,...,1]`), and the one validator that adds a single value to one.
-_RANGE = re.compile(r"^\[(?P<lo>[-\d.]+),\.\.\.(?:,(?P<hi>[-\d.]+))?\](?: or (?P<also>[-\d.]+))?$")
-# ThrottledReplicaListValidator: '*', or partition:broker pairs.
-THROTTLED_REPLICAS = "[partitionId]:[brokerId],[partitionId]:[brokerId],..."
-_REPLICA = re.compile(r"^\d+:\d+$")
-
-
-def _parse(kind: str, value: object) -> tuple[object, str | None]:
-    """`value` as Kafka's ConfigDef.parseType reads the string kafka_topic sends it (str(value),
-    trimmed), or what is wrong with it."""
-    if isinstance(value, list):
-        return None, "is a list; give Kafka a comma-separated string"
-    if value is None or isinstance(value, dict):
-        return None, "is not a single value"
-    text = str(value).strip()
-    if kind == "BOOLEAN":
-        if text.lower() in ("true", "false"):
-            return text.lower() == "true", None
-        return None, "is not true or false"
-    if kind in _WHOLE_BITS:
-        number = None if isinstance(value, float) else whole_number(value)
-        if number is None:
-            return None, "is not a whole number"
-        bound = 2 ** (_WHOLE_BITS[kind] - 1)
-        if not -bound <= number < bound:
-            return None, f"does not fit Kafka's {kind} type"
-        return number, None
-    if kind == "DOUBLE":
-        if isinstance(value, bool) or not (isinstance(value, int | float) or _DECIMAL.match(text)):
-            return None, "is not a number"
-        number = float(text.rstrip("dDfF"))
-        return (number, None) if math.isfinite(number) else (None, "is not a number")
-    if kind == "LIST":
-        return ([] if not text else [item.strip() for item in text.split(",")]), None
-    return text, None
-
-
-def _closest_value(word: str, choices: list[str]) -> str:
-    match = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
-    return f" (did you mean {match[0]!r}?)" if match else ""
-
-
-def value_problem(kind: str, validator: str, value: object) -> str | None:
-    """What Kafka would refuse in `value` for a config of ConfigDef type `kind` and `validator`
-    (as topic_config_types gives them), said after the value; None when Kafka takes it."""
-    parsed, problem = _parse(kind, value)
-    if problem or not validator:
-        return problem
-    if validator == THROTTLED_REPLICAS:
-        items = parsed if isinstance(parsed, list) else [parsed]
-        if items == ["*"] or all(_REPLICA.match(str(i)) for i in items):
-            return None
-        return f"is neither '*' nor partition:broker pairs (Kafka's {THROTTLED_REPLICAS})"
-    bounds = _RANGE.match(validator)
-    if bounds:
-        lo, hi, also = (None if b is None else float(b) for b in bounds.group("lo", "hi", "also"))
-        number = float(parsed)  # type: ignore[arg-type]  # a number: _parse read it as one
-        if number == also or ((lo is None or number >= lo) and (hi is None or number <= hi)):
-            return None
-        return f"is outside Kafka's range {validator}"
-    choices = validator.strip("[]").split(", ")
-    for item in parsed if isinstance(parsed, list) else [parsed]:
-        # A metadata version (message.format.version) may leave out its -IV part: "2.8" is 2.8-IV1.
-        if item in choices or any(c.startswith(f"{item}-IV") for c in choices):
-            continue
-        what = "is" if not isinstance(parsed, list) or len(parsed) == 1 else f"has {item!r}, which is"
-        return f"{what} not one of Kafka's {choices}{_closest_value(str(item), choices)}"
-    return None

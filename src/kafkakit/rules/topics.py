@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from kafkakit.rules.topic_configs import closest_topic_config, release_line, topic_config_types, value_problem
+from kafkakit.rules.property_values import value_problem
+from kafkakit.rules.topic_configs import closest_topic_config, release_line, topic_config_types
 from kafkakit.rules.values import is_true, whole_number
 
 # The fields of a kafka_topics entry (roles/kafka_resources/meta/argument_specs.yml).

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from kafkakit.rules.property_values import value_problem
 from kafkakit.rules.topic_configs import (
     KAFKA_3_TOPIC_CONFIGS,
     KAFKA_4_TOPIC_CONFIGS,
@@ -20,7 +21,6 @@ from kafkakit.rules.topic_configs import (
     release_line,
     topic_config_names,
     topic_config_types,
-    value_problem,
 )
 from tests.unit.support.kafka_archives import assert_ci_has_archives, each_archive, needs_archives, run_java
 
