@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from kafkakit.cluster.connectors import connector_acls, declared_connectors, properties_value, secret_files
 from kafkakit.rules.connect import connector_reference_errors, plugin_connectors
@@ -38,12 +41,21 @@ def kafkakit_without_role(lab_host: dict, role: str) -> dict:
     return {**kept, "roles": [r for r in lab_host.get("roles", []) if r != role]}
 
 
-def kafkakit_preflight_errors(groups: Any, hostvars: Any, defaults: dict) -> list[str]:
-    """Every reason to refuse this inventory, one message each (empty: go ahead)."""
+def kafkakit_preflight_errors(groups: Any, hostvars: Any, defaults: dict, roles_dir: str = "") -> list[str]:
+    """Every reason to refuse this inventory, one message each (empty: go ahead). `roles_dir`: the
+    roles, whose meta/argument_specs.yml the inventory's values are checked against."""
     plain_groups = {k: list(v) for k, v in dict(groups).items()}
     # Keep each host's vars lazy: only the keys the rules read get templated.
     lazy_hostvars = {h: hostvars[h] for h in plain_groups.get("all", [])}
-    return preflight_errors(plain_groups, lazy_hostvars, defaults)
+    specs = (
+        {
+            path.parents[1].name: (yaml.safe_load(path.read_text()) or {}).get("argument_specs") or {}
+            for path in sorted(Path(roles_dir).glob("*/meta/argument_specs.yml"))
+        }
+        if roles_dir
+        else {}
+    )
+    return preflight_errors(plain_groups, lazy_hostvars, defaults, specs)
 
 
 def kafkakit_missing_variables(groups: Any, hostvars: Any) -> list[str]:

@@ -58,6 +58,9 @@ CONNECT_PROTECTED: dict[str, str] = {
     "rest.advertised.listener": "",
     "config.providers": "",
     "connector.client.config.override.policy": "kafka_connect_client_config_override_policy",
+    # MirrorMaker 2's internal REST server is plain HTTP: the kit opens it only where a data centre has
+    # several MirrorMaker hosts to coordinate, on the private address.
+    "dedicated.mode.enable.internal.rest": "",
 }
 _CLIENT_SECURITY = re.compile(r"(^|\.)(security\.protocol$|sasl\.|ssl\.)")
 

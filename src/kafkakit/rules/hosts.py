@@ -29,6 +29,21 @@ def node_id_errors(groups: Mapping[str, Sequence[str]], hostvars: Mapping[str, M
     return errors
 
 
+# Host facts that name something (a data centre, an availability zone): the rules use them as keys.
+NAME_HOSTVARS = ("dc", "kafka_rack")
+
+
+def host_name_errors(hosts: Sequence[str], hostvars: Mapping[str, Mapping]) -> list[str]:
+    """A message per dc or kafka_rack that is not a single name (a list, a mapping, a bool)."""
+    errors = []
+    for host in hosts:
+        for var in NAME_HOSTVARS:
+            value = hostvars.get(host, {}).get(var)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, str | int)):
+                errors.append(f"host {host}: {var}={value!r} is not a name; give one word, like dc1 or dc1-az1")
+    return errors
+
+
 def private_ip_errors(hosts: Sequence[str], hostvars: Mapping[str, Mapping]) -> list[str]:
     """A message per private_ip that is no IP address, and per address two hosts share."""
     errors = []

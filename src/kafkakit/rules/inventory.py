@@ -22,9 +22,22 @@ from kafkakit.rules.broker_properties import (
     tls_protocols_problem,
 )
 from kafkakit.rules.connect import connect_errors
-from kafkakit.rules.hosts import data_dir_errors, node_id_errors, private_ip_errors
+from kafkakit.rules.hosts import (
+    NUMERIC_HOSTVARS,
+    data_dir_errors,
+    host_name_errors,
+    node_id_errors,
+    private_ip_errors,
+)
+from kafkakit.rules.settings import (
+    argument_spec_errors,
+    extra_property_value_errors,
+    kit_property_errors,
+    port_errors,
+    super_user_errors,
+)
 from kafkakit.rules.topics import topic_errors
-from kafkakit.rules.topology import MIN_CONTROLLERS, Cluster, Node, Topic, Topology, validate
+from kafkakit.rules.topology import MIN_CONTROLLERS, Cluster, Node, Topic, Topology, kafka_major, validate
 from kafkakit.rules.values import is_blank, whole_number
 
 COMPONENT_GROUPS = (
@@ -260,10 +273,26 @@ def _metadata_mode(hostvars: Mapping[str, Mapping], host: str) -> str:
     return "zookeeper" if problem or value is None else str(value)
 
 
+class _Unreadable(Exception):
+    pass
+
+
+def _plain(value: Any) -> Any:
+    """A value with every list and mapping inside it templated now (Ansible's are lazy). A value
+    made of a variable the preflight does not have (a role default) is Jinja's Undefined: unreadable."""
+    if any(c.__name__ == "Undefined" for c in type(value).__mro__):  # jinja2 without importing it
+        raise _Unreadable("it uses a variable only the roles define")
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
 def _read(hostvars: Mapping[str, Mapping], host: str, name: str) -> tuple[Any, str | None]:
-    """A host's variable, templated (Ansible's hostvars are lazy), or why it could not be."""
+    """A host's variable, templated all through (Ansible's hostvars are lazy), or why it could not be."""
     try:
-        return hostvars.get(host, {}).get(name), None
+        return _plain(hostvars.get(host, {}).get(name)), None
     except Exception as exc:  # an undefined variable inside it, a vault it cannot open, ...
         return None, f"{type(exc).__name__}: {exc}"
 
@@ -378,6 +407,30 @@ INTEGER_SETTINGS: dict[str, int | None] = {
 }
 
 
+# Variables the other input rules check with their own messages (the host facts, the integer
+# settings above, the TLS versions, the data directories, the extra properties' shape, the topics,
+# users and ACLs, the MirrorMaker 2 flows): the argument specs' check leaves them to those.
+CHECKED_BY_OWN_RULES = frozenset(
+    {
+        *REQUIRED_HOSTVARS["all"],
+        *NUMERIC_HOSTVARS.values(),
+        *INTEGER_SETTINGS,
+        "kafka_tls_protocols",
+        "zookeeper_tls_protocols",
+        "kafka_data_dirs",
+        "kafka_extra_properties",
+        "kafka_controller_extra_properties",
+        "kafka_connect_extra_properties",
+        "mirrormaker_extra_properties",
+        "kafka_topics",
+        "kafka_users",
+        "kafka_acls",
+        "mirrormaker_flows",
+        "mirrormaker_replication_policy",
+    }
+)
+
+
 def _first(hostvars: Mapping[str, Mapping], hosts: list[str], key: str, defaults: Mapping[str, Any]) -> Any:
     """A DC setting as topology_from_inventory reads it: the first host that sets it, else the default."""
     for h in hosts:
@@ -415,11 +468,17 @@ def tls_protocol_errors(
 
 
 def integer_setting_errors(
-    groups: Mapping[str, list[str]], hostvars: Mapping[str, Mapping], defaults: Mapping[str, Any]
+    groups: Mapping[str, list[str]],
+    hostvars: Mapping[str, Mapping],
+    defaults: Mapping[str, Any],
+    only: str | None = None,
 ) -> list[str]:
-    """A message per numeric setting (INTEGER_SETTINGS) that is no whole number or is too small."""
+    """A message per numeric setting (INTEGER_SETTINGS; `only`: that one) that is no whole number or
+    is too small."""
     errors = []
     for key, least in INTEGER_SETTINGS.items():
+        if only is not None and key != only:
+            continue
         for shown, (value, hosts) in _values_of(groups, hostvars, defaults, key).items():
             number = whole_number(value)
             if number is None:
@@ -429,11 +488,67 @@ def integer_setting_errors(
     return errors
 
 
+def _dc_release(
+    groups: Mapping[str, list[str]], hostvars: Mapping[str, Mapping], defaults: Mapping[str, Any], dc: str
+) -> str:
+    """The Kafka release a DC's brokers and controllers run: the declared one, else the line of its mode."""
+    servers = _dc_hosts(groups, dc, "kafka_broker") + _dc_hosts(groups, dc, "kafka_controller")
+    version = _first(hostvars, servers, "kafka_version", defaults)
+    mode = _first(hostvars, groups.get(dc, []), "kafka_metadata_mode", defaults)
+    return str(version) if version is not None else KRAFT_LINE if mode == "kraft" else ZOOKEEPER_LINE
+
+
+def _connect_release(hostvars: Mapping[str, Mapping], host: str) -> str:
+    """The Kafka release a Connect worker runs: a 4.x one (kafkakit.rules.connect)."""
+    version, problem = _read(hostvars, host, "kafka_connect_version")
+    return str(version) if not problem and version is not None and kafka_major(str(version)) else KRAFT_LINE
+
+
+def setting_errors(
+    groups: Mapping[str, list[str]],
+    hostvars: Mapping[str, Mapping],
+    defaults: Mapping[str, Any],
+    argument_specs: Mapping[str, Mapping[str, Any]] | None = None,
+) -> list[str]:
+    """The values of the settings the inventory gives the roles (kafkakit.rules.settings): extra
+    properties and the kit's own variables against Kafka's definitions and the roles' argument
+    specs, ports, super users."""
+    everyone = list(groups.get("all", []))
+    releases = {dc: _dc_release(groups, hostvars, defaults, dc) for dc in data_centres(groups, hostvars)}
+
+    def read(host: str, name: str) -> tuple[Any, str | None]:
+        return _read(hostvars, host, name)
+
+    def release(host: str, component: str) -> str | None:
+        if component == "connect" and host in groups.get("kafka_connect", []):
+            return _connect_release(hostvars, host)
+        value, problem = _read(hostvars, host, "dc")
+        return None if problem or value is None else releases.get(str(value))
+
+    refused = argument_spec_errors(groups, read, argument_specs or {}, skip=CHECKED_BY_OWN_RULES)
+    errors = [message for messages in refused.values() for message in messages]
+    # A whole number the integer rule refuses is said once, by it.
+    said = {*refused, *(k for k in INTEGER_SETTINGS if integer_setting_errors(groups, hostvars, defaults, k))}
+    errors += kit_property_errors(groups, read, release, skip=said)
+    for group, variable, component, is_protected in (
+        ("kafka_broker", "kafka_extra_properties", "broker", protected),
+        ("kafka_controller", "kafka_controller_extra_properties", "broker", protected),
+        ("kafka_connect", "kafka_connect_extra_properties", "connect", connect_protected),
+        ("mirrormaker", "mirrormaker_extra_properties", "mirrormaker", connect_protected),
+    ):
+        extras = {h: (release(h, component), read(h, variable)[0]) for h in groups.get(group, [])}
+        errors += extra_property_value_errors(variable, component, extras, is_protected, releases)
+    return errors + port_errors(everyone, read, skip=refused) + super_user_errors(everyone, read)
+
+
 def input_errors(
-    groups: Mapping[str, list[str]], hostvars: Mapping[str, Mapping], defaults: Mapping[str, Any]
+    groups: Mapping[str, list[str]],
+    hostvars: Mapping[str, Mapping],
+    defaults: Mapping[str, Any],
+    argument_specs: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[str]:
     """Everything wrong with the inventory's values as typed (kafkakit.rules.hosts, topic_rules,
-    access_rules, broker_properties): what a role would choke on, or apply and regret."""
+    access_rules, broker_properties, settings): what a role would choke on, or apply and regret."""
     everyone = list(groups.get("all", []))
     brokers_all = list(groups.get("kafka_broker", []))
     errors = node_id_errors(groups, hostvars) + private_ip_errors(everyone, hostvars)
@@ -449,14 +564,13 @@ def input_errors(
     ):
         extra = {h: hostvars.get(h, {}).get(variable) for h in groups.get(group, [])}
         errors += extra_property_errors(extra, variable, is_protected, instead)
+    errors += setting_errors(groups, hostvars, defaults, argument_specs)
     for dc in data_centres(groups, hostvars):
         brokers = _dc_hosts(groups, dc, "kafka_broker")
         if not brokers:
             continue
         # Topic configs of the DC's release: the declared one, else the line its mode runs.
-        version = _first(hostvars, brokers, "kafka_version", defaults)
-        mode = _first(hostvars, groups.get(dc, []), "kafka_metadata_mode", defaults)
-        line = str(version) if version is not None else KRAFT_LINE if mode == "kraft" else ZOOKEEPER_LINE
+        line = _dc_release(groups, hostvars, defaults, dc)
         topics = _first(hostvars, brokers, "kafka_topics", defaults)
         errors += topic_errors(dc, [] if topics is None else topics, line)
         service_users = (
@@ -490,17 +604,22 @@ def input_errors(
 
 
 def preflight_errors(
-    groups: Mapping[str, list[str]], hostvars: Mapping[str, Mapping], defaults: Mapping[str, Any]
+    groups: Mapping[str, list[str]],
+    hostvars: Mapping[str, Mapping],
+    defaults: Mapping[str, Any],
+    argument_specs: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[str]:
     """Everything the preflight refuses: missing variables first, then values that are wrong as
-    typed, then the topology rules (read from values known to be well formed)."""
-    missing = missing_hostvars(groups, hostvars)
+    typed, then the topology rules (read from values known to be well formed). `argument_specs`:
+    the roles' meta/argument_specs.yml (role -> its argument_specs), which the inventory's values
+    are checked against too."""
+    missing = missing_hostvars(groups, hostvars) or host_name_errors(list(groups.get("all", [])), hostvars)
     if missing:
         return missing
     mixed = mixed_metadata_modes(groups, hostvars)
     if mixed:
         return mixed
-    wrong = input_errors(groups, hostvars, defaults)
+    wrong = input_errors(groups, hostvars, defaults, argument_specs)
     if wrong:
         return wrong
     return validate(topology_from_inventory(groups, hostvars, defaults))

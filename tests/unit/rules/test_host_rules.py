@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from kafkakit.rules.broker_properties import PROTECTED_PROPERTIES, protected
-from kafkakit.rules.hosts import STORAGE_BROKER_DIRS, STORAGE_MOUNT_POINT, encrypted_roots
+from kafkakit.rules.hosts import STORAGE_BROKER_DIRS, STORAGE_MOUNT_POINT, encrypted_roots, host_name_errors
 from kafkakit.rules.values import is_blank, is_true, whole_number
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -65,3 +65,23 @@ def test_every_protected_key_the_template_sets_is_protected() -> None:
     for key in ("unclean.leader.election.enable", "min.insync.replicas", "authorizer.class.name", "log.dirs"):
         assert key in keys and key in PROTECTED_PROPERTIES
     assert sorted(k for k in keys if k.startswith(("ssl.", "sasl.", "listener")) and not protected(k)) == []
+
+
+@pytest.mark.parametrize(
+    ("facts", "expected"),
+    [
+        ({"dc": "dc1", "kafka_rack": "dc1-az1"}, []),
+        ({"dc": "dc1", "kafka_rack": 3}, []),  # a number is a name too
+        (
+            {"dc": "dc1", "kafka_rack": ["dc1-az1"]},
+            ["host h: kafka_rack=['dc1-az1'] is not a name; give one word, like dc1 or dc1-az1"],
+        ),
+        ({"dc": {"name": "dc1"}}, ["host h: dc={'name': 'dc1'} is not a name; give one word, like dc1 or dc1-az1"]),
+        (
+            {"dc": "dc1", "kafka_rack": True},
+            ["host h: kafka_rack=True is not a name; give one word, like dc1 or dc1-az1"],
+        ),
+    ],
+)
+def test_host_names(facts, expected) -> None:
+    assert host_name_errors(["h"], {"h": facts}) == expected

@@ -412,3 +412,269 @@ def test_a_refused_inventory_stops_site_yml_before_any_host(good, tmp_path):
     assert plays == ["PLAY [Preflight checks] " + "*" * (len(plays[0]) - len("PLAY [Preflight checks] "))], plays
     recap = done.stdout.split("PLAY RECAP", 1)[1]
     assert "localhost" in recap and "dc1-kafka1" not in recap
+
+
+# --- values, not only names (issue 47): typos in values are refused before any host -------------------
+
+
+def with_extra(dc: str, variable: str, **properties: object) -> Mutation:
+    return lambda inv: group(inv, dc)["vars"].update(
+        {variable: {k.replace("_", "."): v for k, v in properties.items()}}
+    )
+
+
+def dc_vars(dc: str, **variables: object) -> Mutation:
+    return lambda inv: group(inv, dc)["vars"].update(variables)
+
+
+def all_vars(**variables: object) -> Mutation:
+    return lambda inv: inv["all"]["vars"].update(variables)
+
+
+DC1_BROKERS = "['dc1-kafka1', 'dc1-kafka2', 'dc1-kafka3']"
+VALUE_BROKEN = {
+    "extra-property-not-a-number": (
+        with_extra("dc1", "kafka_extra_properties", num_network_threads="eight"),
+        [
+            f"kafka_extra_properties of {DC1_BROKERS}: num.network.threads='eight' is not a whole number "
+            "(Kafka 3.x defines num.network.threads as INT [1,...])"
+        ],
+    ),
+    "extra-property-out-of-range": (
+        with_extra("dc1", "kafka_extra_properties", background_threads=0),
+        [f"kafka_extra_properties of {DC1_BROKERS}: background.threads=0 is outside Kafka's range [1,...] (Kafka 3.x)"],
+    ),
+    "extra-property-negative-retention": (
+        with_extra("dc1", "kafka_extra_properties", log_retention_hours=-5),
+        [
+            f"kafka_extra_properties of {DC1_BROKERS}: log.retention.hours=-5 is negative: Kafka reads any negative "
+            "value as no limit; write -1 if that is meant"
+        ],
+    ),
+    "extra-property-not-a-choice": (
+        with_extra("dc1", "kafka_extra_properties", compression_type="zip"),
+        [
+            f"kafka_extra_properties of {DC1_BROKERS}: compression.type='zip' is not one of Kafka's ['uncompressed', "
+            "'zstd', 'lz4', 'snappy', 'gzip', 'producer'] (did you mean 'gzip'?) (Kafka 3.x)"
+        ],
+    ),
+    "kit-number-as-text": (
+        dc_vars("dc1", kafka_num_network_threads="eight"),
+        [
+            f"kafka_num_network_threads='eight' on {DC1_BROKERS}: argument 'kafka_num_network_threads' is of type str "
+            "and we were unable to convert to int: \"'eight'\" cannot be converted to an int "
+            "(roles/kafka_broker/meta/argument_specs.yml)"
+        ],
+    ),
+    "kit-number-outside-kafkas-range": (
+        dc_vars("dc1", kafka_num_io_threads=0),
+        [
+            f"kafka_num_io_threads=0 on {DC1_BROKERS} is outside Kafka's range [1,...] (Kafka 3.x); the kit writes it "
+            "as num.io.threads"
+        ],
+    ),
+    "kit-boolean-yes": (
+        dc_vars("dc1", kafka_auto_create_topics="yes"),
+        [
+            f"kafka_auto_create_topics='yes' on {DC1_BROKERS} is not true or false (Kafka 3.x defines "
+            "auto.create.topics.enable as BOOLEAN); the kit writes it as auto.create.topics.enable"
+        ],
+    ),
+    "kit-choice": (
+        dc_vars("dc1", kafka_log_cleanup_policy="compacted"),
+        [
+            f"kafka_log_cleanup_policy='compacted' on {DC1_BROKERS}: value of kafka_log_cleanup_policy must be one of: "
+            "delete, compact, compact,delete, got: compacted (roles/kafka_broker/meta/argument_specs.yml)"
+        ],
+    ),
+    "inter-broker-protocol-version": (
+        dc_vars("dc1", kafka_inter_broker_protocol_version="3.10"),
+        [
+            f"kafka_inter_broker_protocol_version='3.10' on {DC1_BROKERS} is not one of Kafka's 57 values ['0.8.0', "
+            "'0.8.1', '0.8.2'] ... ['3.9-IV0', '4.0-IV0', '4.0-IV1'] (did you mean '3.1-IV0'?) (Kafka 3.x); the kit "
+            "writes it as inter.broker.protocol.version"
+        ],
+    ),
+    "metadata-mode-typo": (
+        dc_vars("dc2", kafka_metadata_mode="Kraft"),
+        [
+            "kafka_metadata_mode='Kraft' on ['dc2-kafka1', 'dc2-kafka2']: value of kafka_metadata_mode must be one "
+            "of: zookeeper, kraft, got: Kraft (roles/kafka_common/meta/argument_specs.yml)"
+        ],
+    ),
+    "port-out-of-range": (
+        all_vars(kafka_client_port=99999),
+        [
+            "kafka_client_port=99999 on ['dc1-kafka1', 'dc1-kafka2', 'dc1-kafka3', 'dc2-kafka1', 'dc2-kafka2'] is not "
+            "a TCP port (a whole number 1..65535)"
+        ],
+    ),
+    "rack-not-a-name": (
+        lambda inv: host(inv, "dc1-kafka1").update(kafka_rack=["dc1-az1"]),
+        ["host dc1-kafka1: kafka_rack=['dc1-az1'] is not a name; give one word, like dc1 or dc1-az1"],
+    ),
+    # Security: what would weaken the cluster is refused (these by the rule that keeps the kit's settings).
+    "super-user-everyone": (
+        all_vars(kafka_super_users=["dc1:brokers", "*"]),
+        [
+            "kafka_super_users on ['dc1-kafka1', 'dc1-kafka2', 'dc1-kafka3', 'dc2-kafka1', 'dc2-kafka2'] names ['*']: "
+            "every principal (or every unauthenticated client) would be a super user, to whom no ACL applies; name "
+            "the users"
+        ],
+    ),
+    "client-auth-none": (
+        with_extra("dc1", "kafka_extra_properties", ssl_client_auth="none"),
+        [
+            f"kafka_extra_properties of {DC1_BROKERS} overrides ssl.client.auth: the kit sets it for security or "
+            "durability and keeps it"
+        ],
+    ),
+    "allow-everyone": (
+        with_extra("dc1", "kafka_extra_properties", allow_everyone_if_no_acl_found=True),
+        [
+            f"kafka_extra_properties of {DC1_BROKERS} overrides allow.everyone.if.no.acl.found: the kit sets it for "
+            "security or durability and keeps it"
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(VALUE_BROKEN))
+def test_a_value_typo_is_refused_with_its_message(case, good, tmp_path):
+    mutate, expected = VALUE_BROKEN[case]
+    inv = copy.deepcopy(good)
+    mutate(inv)
+    done = run_preflight(inv, tmp_path)
+    assert done.returncode != 0, done.stdout
+    assert failure_msg(done.stdout) == expected, done.stdout
+
+
+def whole_kit(inv: Inventory) -> None:
+    """Every component the values reach: dc2 in KRaft mode with its controllers, a Connect cluster
+    in dc1, MirrorMaker 2 in dc2 mirroring dc1."""
+    kraft_dc2(inv)
+    mirrormaker_host(inv)
+    inv["all"]["vars"].update(
+        kafka_mirrormaker_password="placeholder",
+        mirrormaker_flows=[FLOW],
+        kafka_connect_password="placeholder",
+        kafka_connect_keystore_password="placeholder",
+    )
+    workers = inv["all"]["children"].setdefault("kafka_connect", {"hosts": {}})
+    for i in (1, 2):
+        name = f"dc1-connect-{i}"
+        group(inv, "dc1")["hosts"][name] = {"dc": "dc1", "kafka_rack": f"dc1-az{i}", "private_ip": f"10.99.0.4{i}"}
+        workers["hosts"][name] = {}
+
+
+def whole_kit_then(*changes: Mutation) -> Mutation:
+    def mutate(inv: Inventory) -> None:
+        whole_kit(inv)
+        for change in changes:
+            change(inv)
+
+    return mutate
+
+
+def test_valid_neighbours_of_every_refused_value_pass(good, tmp_path):
+    inv = copy.deepcopy(good)
+    whole_kit(inv)
+    with_extra("dc1", "kafka_extra_properties", num_network_threads="8", background_threads=4, log_retention_hours=-1)(
+        inv
+    )
+    with_extra("dc2", "kafka_controller_extra_properties", controller_quorum_fetch_timeout_ms=2000)(inv)
+    dc_vars("dc1", kafka_auto_create_topics=False, kafka_log_cleanup_policy="compact,delete", kafka_num_io_threads=4)(
+        inv
+    )
+    dc_vars("dc2", kafka_log_segment_bytes=1048576)(inv)
+    all_vars(
+        kafka_client_port=9093,
+        kafka_connect_plugin_discovery="hybrid_warn",
+        kafka_connect_extra_properties={"offset.flush.interval.ms": 5000},
+        mirrormaker_sync_group_offsets=True,
+        mirrormaker_extra_properties={"replication.factor": 2, "dc1->dc2.tasks.max": 4},
+        kafka_super_users=["dc1:brokers", "admin"],
+    )(inv)
+    done = run_preflight(inv, tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "failed=0" in done.stdout
+
+
+CONNECT_WORKERS = "['dc1-connect-1', 'dc1-connect-2']"
+WHOLE_KIT_BROKEN = {
+    "controller-property-as-text": (
+        whole_kit_then(with_extra("dc2", "kafka_controller_extra_properties", controller_quorum_fetch_timeout_ms="2s")),
+        [
+            "kafka_controller_extra_properties of ['dc2-controller1', 'dc2-controller2', 'dc2-controller3']: "
+            "controller.quorum.fetch.timeout.ms='2s' is not a whole number (Kafka 4.x defines "
+            "controller.quorum.fetch.timeout.ms as INT [0,...])"
+        ],
+    ),
+    "segment-bytes-below-4x-minimum": (
+        whole_kit_then(dc_vars("dc2", kafka_log_segment_bytes=1000)),
+        [
+            "kafka_log_segment_bytes=1000 on ['dc2-kafka1', 'dc2-kafka2'] is outside Kafka's range [1048576,...] "
+            "(Kafka 4.x); the kit writes it as log.segment.bytes"
+        ],
+    ),
+    "connect-worker-setting-as-text": (
+        whole_kit_then(all_vars(kafka_connect_extra_properties={"offset.flush.interval.ms": "5s"})),
+        [
+            f"kafka_connect_extra_properties of {CONNECT_WORKERS}: offset.flush.interval.ms='5s' is not a whole number "
+            "(Kafka 4.x defines offset.flush.interval.ms as LONG)"
+        ],
+    ),
+    "connect-plugin-discovery-typo": (
+        whole_kit_then(all_vars(kafka_connect_plugin_discovery="serviceload")),
+        [
+            f"kafka_connect_plugin_discovery='serviceload' on {CONNECT_WORKERS}: value of "
+            "kafka_connect_plugin_discovery must be one of: only_scan, hybrid_warn, hybrid_fail, service_load, got: "
+            "serviceload (roles/kafka_connect/meta/argument_specs.yml)"
+        ],
+    ),
+    "mirrormaker-setting-as-text": (
+        whole_kit_then(all_vars(mirrormaker_extra_properties={"replication.factor": "three"})),
+        [
+            "mirrormaker_extra_properties of ['dc2-mm2-1']: replication.factor='three' is not a whole number "
+            "(Kafka 4.x defines replication.factor as INT)"
+        ],
+    ),
+    "mirrormaker-boolean-yes": (
+        whole_kit_then(all_vars(mirrormaker_sync_group_offsets="yes")),
+        [
+            "mirrormaker_sync_group_offsets='yes' on ['dc2-mm2-1'] is not true or false (Kafka 4.x defines "
+            "sync.group.offsets.enabled as BOOLEAN); the kit writes it as sync.group.offsets.enabled"
+        ],
+    ),
+    "mirrormaker-plain-http-rest": (
+        whole_kit_then(all_vars(mirrormaker_extra_properties={"dedicated.mode.enable.internal.rest": True})),
+        [
+            "mirrormaker_extra_properties of ['dc2-mm2-1'] overrides dedicated.mode.enable.internal.rest: the kit sets "
+            "it for security or durability and keeps it"
+        ],
+    ),
+    "connect-plain-http-listener": (
+        whole_kit_then(all_vars(kafka_connect_extra_properties={"listeners": "http://0.0.0.0:8083"})),
+        [
+            f"kafka_connect_extra_properties of {CONNECT_WORKERS} overrides listeners: the kit sets it for security or "
+            "durability and keeps it"
+        ],
+    ),
+}
+
+
+def test_the_whole_kit_passes(good, tmp_path):
+    inv = copy.deepcopy(good)
+    whole_kit(inv)
+    done = run_preflight(inv, tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("case", list(WHOLE_KIT_BROKEN))
+def test_a_value_typo_anywhere_in_the_kit_is_refused_with_its_message(case, good, tmp_path):
+    mutate, expected = WHOLE_KIT_BROKEN[case]
+    inv = copy.deepcopy(good)
+    mutate(inv)
+    done = run_preflight(inv, tmp_path)
+    assert done.returncode != 0, done.stdout
+    assert failure_msg(done.stdout) == expected, done.stdout
