@@ -30,6 +30,7 @@ from kafkakit.rules.hosts import (
     private_ip_errors,
 )
 from kafkakit.rules.settings import (
+    admin_client_errors,
     argument_spec_errors,
     extra_property_value_errors,
     kit_property_errors,
@@ -538,7 +539,8 @@ def setting_errors(
     ):
         extras = {h: (release(h, component), read(h, variable)[0]) for h in groups.get(group, [])}
         errors += extra_property_value_errors(variable, component, extras, is_protected, releases)
-    return errors + port_errors(everyone, read, skip=refused) + super_user_errors(everyone, read)
+    errors += port_errors(everyone, read, skip=refused) + super_user_errors(everyone, read)
+    return errors + admin_client_errors(everyone, read)
 
 
 def input_errors(

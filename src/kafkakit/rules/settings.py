@@ -99,6 +99,14 @@ PORT_VARIABLES = (
 SUPER_USER_VARIABLES = ("kafka_admin_user", "kafka_super_users")
 NOT_A_SUPER_USER = frozenset({"*", "ANONYMOUS", "User:*", "User:ANONYMOUS"})
 
+# The admin client (librdkafka) the kit's modules run from the controller: what keeps it on TLS,
+# checking the broker's certificate and name. Setting -> the values allowed (in any case).
+ADMIN_CLIENT_SECURE: dict[str, tuple[str, ...]] = {
+    "security.protocol": ("SASL_SSL",),
+    "enable.ssl.certificate.verification": ("true",),
+    "ssl.endpoint.identification.algorithm": ("https",),
+}
+
 
 def _shown(validator: str) -> str:
     """A validator for a message: a long list of choices shortened (Kafka's metadata versions)."""
@@ -300,3 +308,22 @@ def argument_spec_errors(
         if found.messages():
             refused[name] = found.messages()
     return refused
+
+
+def admin_client_errors(hosts: Iterable[str], read: Reader) -> list[str]:
+    """One message per setting of kafka_admin_client_config that would take the admin's password and
+    the kit's changes off TLS, or stop checking the broker's certificate or name."""
+    found = _ByHosts()
+    for host in hosts:
+        config, unreadable = read(host, "kafka_admin_client_config")
+        if unreadable or not isinstance(config, Mapping):
+            continue
+        for key, allowed in ADMIN_CLIENT_SECURE.items():
+            if key in config and str(config[key]).strip().lower() not in {a.lower() for a in allowed}:
+                found.add(
+                    "kafka_admin_client_config on ",
+                    f" sets {key}={config[key]!r}: the admin client must use {allowed[0]} (the kit's brokers take "
+                    "the admin's password over TLS only, with their certificate and name checked)",
+                    host,
+                )
+    return found.messages()

@@ -522,6 +522,21 @@ VALUE_BROKEN = {
             "the users"
         ],
     ),
+    "admin-client-off-tls": (
+        all_vars(
+            kafka_admin_client_config={
+                "security.protocol": "SASL_PLAINTEXT",
+                "sasl.mechanisms": "SCRAM-SHA-512",
+                "sasl.username": "admin",
+                "sasl.password": "placeholder",
+            }
+        ),
+        [
+            "kafka_admin_client_config on ['dc1-kafka1', 'dc1-kafka2', 'dc1-kafka3', 'dc2-kafka1', 'dc2-kafka2'] sets "
+            "security.protocol='SASL_PLAINTEXT': the admin client must use SASL_SSL (the kit's brokers take the "
+            "admin's password over TLS only, with their certificate and name checked)"
+        ],
+    ),
     "client-auth-none": (
         with_extra("dc1", "kafka_extra_properties", ssl_client_auth="none"),
         [

@@ -12,6 +12,7 @@ import yaml
 from kafkakit.rules.broker_properties import connect_protected, protected
 from kafkakit.rules.settings import (
     KIT_PROPERTIES,
+    admin_client_errors,
     argument_spec_errors,
     extra_property_value_errors,
     kit_property_errors,
@@ -407,3 +408,42 @@ def test_ports(variables, expected) -> None:
 )
 def test_super_users(variables, expected) -> None:
     assert super_user_errors(GROUPS["all"], reader(everywhere(**variables))) == expected
+
+
+SECURE_ADMIN = {"security.protocol": "SASL_SSL", "sasl.mechanisms": "SCRAM-SHA-512", "ssl.ca.location": "/ca.crt"}
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        (SECURE_ADMIN, []),
+        ({**SECURE_ADMIN, "security.protocol": "sasl_ssl", "enable.ssl.certificate.verification": True}, []),
+        ({**SECURE_ADMIN, "ssl.endpoint.identification.algorithm": "https"}, []),
+        (
+            {**SECURE_ADMIN, "security.protocol": "SASL_PLAINTEXT"},
+            [
+                "kafka_admin_client_config on ['b1', 'b2', 'w1', 'm1', 'z1'] sets security.protocol='SASL_PLAINTEXT': "
+                "the admin client must use SASL_SSL (the kit's brokers take the admin's password over TLS only, with "
+                "their certificate and name checked)"
+            ],
+        ),
+        (
+            {**SECURE_ADMIN, "enable.ssl.certificate.verification": False},
+            [
+                "kafka_admin_client_config on ['b1', 'b2', 'w1', 'm1', 'z1'] sets enable.ssl.certificate.verification="
+                "False: the admin client must use true (the kit's brokers take the admin's password over TLS only, "
+                "with their certificate and name checked)"
+            ],
+        ),
+        (
+            {**SECURE_ADMIN, "ssl.endpoint.identification.algorithm": "none"},
+            [
+                "kafka_admin_client_config on ['b1', 'b2', 'w1', 'm1', 'z1'] sets ssl.endpoint.identification.algorithm"
+                "='none': the admin client must use https (the kit's brokers take the admin's password over TLS only, "
+                "with their certificate and name checked)"
+            ],
+        ),
+    ],
+)
+def test_the_admin_client_stays_on_verified_tls(config, expected) -> None:
+    assert admin_client_errors(GROUPS["all"], reader(everywhere(kafka_admin_client_config=config))) == expected
