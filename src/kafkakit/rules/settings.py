@@ -238,30 +238,24 @@ def super_user_errors(hosts: Iterable[str], read: Reader) -> list[str]:
     return found.messages()
 
 
-# The inventory groups whose hosts each role runs on (site.yml; kafka_common through the roles that
-# depend on it). A role not named here: every host.
+# The inventory groups whose hosts each role runs on (site.yml and the playbooks it imports;
+# kafka_common through the roles that depend on it): tests/unit/rules/test_settings.py reads them
+# from the playbooks. A role not named here (the lab's postgresql, the roll, ...): every host.
+_KAFKA_HOSTS = ("zookeeper", "kafka_controller", "kafka_broker", "mirrormaker", "kafka_connect")
+_SPARK_HOSTS = ("spark_master", "spark_worker")
 ROLE_GROUPS: dict[str, tuple[str, ...]] = {
-    "java": ("zookeeper", "kafka_controller", "kafka_broker", "mirrormaker", "kafka_connect"),
-    "kafka_pki": (
-        "zookeeper",
-        "kafka_controller",
-        "kafka_broker",
-        "mirrormaker",
-        "kafka_connect",
-        "monitoring",
-        "spark_master",
-    ),
+    "java": (*_KAFKA_HOSTS, *_SPARK_HOSTS),
+    "kafka_pki": (*_KAFKA_HOSTS, "monitoring", "spark_master"),
     "storage": ("zookeeper", "kafka_controller", "kafka_broker"),
-    "kafka_common": ("zookeeper", "kafka_controller", "kafka_broker", "mirrormaker", "kafka_connect"),
+    "kafka_common": (*_KAFKA_HOSTS, "monitoring", *_SPARK_HOSTS),
     "zookeeper": ("zookeeper",),
     "kafka_controller": ("kafka_controller",),
     "kafka_broker": ("kafka_broker",),
     "kafka_resources": ("kafka_broker",),
     "mirrormaker2": ("mirrormaker",),
     "kafka_connect": ("kafka_connect",),
-    "spark": ("spark_master", "spark_worker"),
+    "spark": _SPARK_HOSTS,
     "monitoring": ("monitoring",),
-    "postgresql": ("source_db",),
 }
 
 

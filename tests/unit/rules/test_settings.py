@@ -12,6 +12,7 @@ import yaml
 from kafkakit.rules.broker_properties import connect_protected, protected
 from kafkakit.rules.settings import (
     KIT_PROPERTIES,
+    ROLE_GROUPS,
     admin_client_errors,
     argument_spec_errors,
     extra_property_value_errors,
@@ -339,6 +340,22 @@ def test_argument_specs_are_applied_to_the_inventorys_values(variables, expected
     found = argument_spec_errors(GROUPS, reader(everywhere(**variables)), SPECS)
     # Only the hosts whose roles declare the variable; first the role that refused it.
     assert {k: v[:1] for k, v in found.items()} == expected
+
+
+def test_the_role_groups_are_the_playbooks() -> None:
+    # The plays of site.yml and the playbooks it imports that apply roles, and the roles they pull in.
+    groups: dict[str, set[str]] = {}
+    for name in ("site.yml", "monitoring.yml", "spark.yml"):
+        for play in yaml.safe_load((ROOT / "ansible" / name).read_text()):
+            for entry in play.get("roles") or []:
+                role = entry if isinstance(entry, str) else entry["role"]
+                groups.setdefault(role, set()).update(play["hosts"].split(":"))
+    for role in list(groups):
+        meta = yaml.safe_load((ROOT / "roles" / role / "meta" / "main.yml").read_text()) or {}
+        for dependency in meta.get("dependencies") or []:
+            name = dependency if isinstance(dependency, str) else dependency["role"]
+            groups.setdefault(name, set()).update(groups[role])
+    assert {role: set(g) for role, g in ROLE_GROUPS.items()} == groups
 
 
 def test_a_variable_another_rule_checks_is_left_to_it() -> None:
