@@ -2,7 +2,8 @@
 
 The tables (kafka_configs/kafka-<major>.tsv) are Kafka's ConfigDefs as Kafka prints them, per
 release line: the broker's and controller's (KafkaConfig), the Connect worker's (DistributedConfig),
-MirrorMaker 2's (MirrorMakerConfig) and its three connectors'. They are printed by
+MirrorMaker 2's (MirrorMakerConfig) and its three connectors', and those of the producer, consumer
+and admin clients a worker opens (its producer., consumer. and admin. settings). They are printed by
 `python -m kafkakit.tooling.config_defs <archive>`, never typed by hand; tests/unit/rules/
 test_property_values.py prints them again from every archive in build/artifacts and compares, and
 checks that value_problem accepts and refuses what Kafka's own parsing and validators do.
@@ -20,9 +21,11 @@ from kafkakit.rules.topology import kafka_major
 from kafkakit.rules.values import whole_number
 
 TABLES = Path(__file__).parent / "kafka_configs"
-COMPONENTS = ("broker", "connect", "mirrormaker", "source", "checkpoint", "heartbeat")
+COMPONENTS = ("broker", "connect", "mirrormaker", "source", "checkpoint", "heartbeat", "producer", "consumer", "admin")
 # MirrorMaker 2's connectors, whose settings mm2.properties takes at the top or per flow (a->b.).
 MIRROR_CONNECTORS = ("source", "checkpoint", "heartbeat")
+# A Connect worker's settings of the clients it opens, by prefix.
+CLIENT_PREFIXES = {"producer.": "producer", "consumer.": "consumer", "admin.": "admin"}
 LINES = (3, 4)
 
 Definition = tuple[str, str]  # (ConfigDef type, validator as Kafka prints it; "" when it has none)
@@ -97,6 +100,8 @@ TYPE_ONLY = frozenset(
         "org.apache.kafka.connect.runtime.ConnectorConfig$PluginVersionValidator",
         # The controller quorum's voters: each id@host:port, and an empty list is taken despite the name.
         "non-empty list",
+        # A consumer's auto.offset.reset (4.x): its by_duration: takes an ISO-8601 duration.
+        "[latest, earliest, none, by_duration:PnDTnHnMn.nS]",
     }
 )
 
@@ -190,16 +195,29 @@ def value_problem(kind: str, validator: str, value: object) -> str | None:
     return None
 
 
+def worker_definition(key: str, version: str | None) -> tuple[str, Definition] | None:
+    """How a Connect worker reads `key`: (the name Kafka defines, its definition), its own setting
+    or, behind producer., consumer. or admin., one of its clients'; None when Kafka defines neither."""
+    own = property_types("connect", version).get(key)
+    if own is not None:
+        return key, own
+    for prefix, component in CLIENT_PREFIXES.items():
+        if key.startswith(prefix):
+            name = key.removeprefix(prefix)
+            client = property_types(component, version).get(name)
+            return None if client is None else (name, client)
+    return None
+
+
 def mirrormaker_definition(key: str, version: str | None, clusters: set[str]) -> tuple[str, Definition] | None:
     """How mm2.properties reads `key`: (the name Kafka defines, its definition), or None when it
     is no setting of MirrorMaker, its connectors, or (behind a cluster alias) its workers.
     `a->b.name` is a flow's connector setting; `<alias>.name` a cluster's worker and client setting."""
     head, dot, rest = key.partition(".")
+    if dot and head in clusters:
+        return worker_definition(rest, version)
     if dot and "->" in head:
         tables = [property_types(c, version) for c in MIRROR_CONNECTORS]
-        name = rest
-    elif dot and head in clusters:
-        tables = [property_types("connect", version)]
         name = rest
     else:
         tables = [property_types(c, version) for c in ("mirrormaker", *MIRROR_CONNECTORS)]
@@ -208,3 +226,16 @@ def mirrormaker_definition(key: str, version: str | None, clusters: set[str]) ->
         if name in table:
             return name, table[name]
     return None
+
+
+def definition_of(
+    component: str, key: str, version: str | None, clusters: set[str] | frozenset[str] = frozenset()
+) -> tuple[str, Definition] | None:
+    """How `component` (broker, connect, mirrormaker) reads the property `key` of its file:
+    (the name Kafka defines, its definition), or None when Kafka does not define it (a plugin's)."""
+    if component == "connect":
+        return worker_definition(key, version)
+    if component == "mirrormaker":
+        return mirrormaker_definition(key, version, set(clusters))
+    own = property_types(component, version).get(key)
+    return None if own is None else (key, own)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from kafkakit.rules.property_values import mirrormaker_definition, property_types, value_problem
+from kafkakit.rules.property_values import definition_of, property_types, value_problem
 from kafkakit.rules.topic_configs import release_line
 from kafkakit.rules.values import whole_number
 
@@ -169,11 +169,8 @@ def extra_property_value_errors(
             key = str(raw_key)
             if is_protected(key):
                 continue
-            if component == "mirrormaker":
-                known = mirrormaker_definition(key, version, aliases)
-                problem = None if known is None else _definition_problem(*known, value, version)
-            else:
-                problem = property_problem(component, key, value, version)
+            known = definition_of(component, key, version, aliases)
+            problem = None if known is None else _definition_problem(*known, value, version)
             if problem:
                 found.add(f"{variable} of ", f": {key}={value!r} {problem}", host)
     return found.messages()

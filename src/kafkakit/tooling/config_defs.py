@@ -31,6 +31,10 @@ COMPONENTS: dict[str, tuple[str, str]] = {
     "source": ("org.apache.kafka.connect.mirror.MirrorSourceConfig", "CONNECTOR_CONFIG_DEF"),
     "checkpoint": ("org.apache.kafka.connect.mirror.MirrorCheckpointConfig", "CONNECTOR_CONFIG_DEF"),
     "heartbeat": ("org.apache.kafka.connect.mirror.MirrorHeartbeatConfig", "CONNECTOR_CONFIG_DEF"),
+    # The clients a worker opens (its producer., consumer. and admin. settings).
+    "producer": ("org.apache.kafka.clients.producer.ProducerConfig", "configDef"),
+    "consumer": ("org.apache.kafka.clients.consumer.ConsumerConfig", "configDef"),
+    "admin": ("org.apache.kafka.clients.admin.AdminClientConfig", "configDef"),
 }
 PROGRAM = "PrintConfigDefs"
 SOURCE = """

@@ -647,6 +647,13 @@ WHOLE_KIT_BROKEN = {
             "serviceload (roles/kafka_connect/meta/argument_specs.yml)"
         ],
     ),
+    "connect-client-setting-as-text": (
+        whole_kit_then(all_vars(kafka_connect_extra_properties={"producer.linger.ms": "5ms"})),
+        [
+            f"kafka_connect_extra_properties of {CONNECT_WORKERS}: producer.linger.ms='5ms' is not a whole number "
+            "(Kafka 4.x defines linger.ms as LONG [0,...])"
+        ],
+    ),
     "mirrormaker-setting-as-text": (
         whole_kit_then(all_vars(mirrormaker_extra_properties={"replication.factor": "three"})),
         [

@@ -22,6 +22,7 @@ from kafkakit.rules.property_values import (
     property_types,
     understood,
     value_problem,
+    worker_definition,
 )
 from kafkakit.tooling.config_defs import print_config_defs
 from tests.unit.support.kafka_archives import assert_ci_has_archives, each_archive, needs_archives
@@ -59,6 +60,13 @@ SAMPLES: dict[tuple[str, str], list[str]] = {
     ("source", "name"): ["mm2", ""],
     ("checkpoint", "emit.checkpoints.interval.seconds"): ["10", "10s"],
     ("mirrormaker", "clusters"): ["dc1, dc2", ""],
+    ("producer", "acks"): ["all", "-1", "1", "2", "ALL"],
+    ("producer", "linger.ms"): ["5", "5ms", "-1"],
+    ("producer", "compression.type"): ["zstd", "producer", "zip"],
+    ("consumer", "isolation.level"): ["read_committed", "READ_COMMITTED", "committed"],
+    ("consumer", "max.poll.records"): ["500", "0", "lots"],
+    ("consumer", "auto.offset.reset"): ["latest", "earliest"],
+    ("admin", "retries"): ["5", "-1"],
 }
 
 
@@ -102,11 +110,29 @@ def test_the_definitions_follow_the_release_line(version, name, expected) -> Non
         ("dc2.offset.flush.interval.ms", ("offset.flush.interval.ms", ("LONG", ""))),
         ("clusters", ("clusters", ("LIST", ""))),
         ("dc3.offset.flush.interval.ms", None),  # no such cluster: not a worker setting
+        ("dc2.producer.linger.ms", ("linger.ms", ("LONG", "[0,...]"))),
+        ("dc2.consumer.no.such.setting", None),
         ("my.plugin.setting", None),
     ],
 )
 def test_how_mm2_properties_reads_a_key(key, expected) -> None:
     assert mirrormaker_definition(key, "4.3.1", {"dc1", "dc2"}) == expected
+
+
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    [
+        ("offset.flush.interval.ms", ("offset.flush.interval.ms", ("LONG", ""))),
+        ("admin.listeners", ("admin.listeners", ("LIST", ""))),  # the worker's own, not an admin client's
+        ("producer.linger.ms", ("linger.ms", ("LONG", "[0,...]"))),
+        ("consumer.max.poll.records", ("max.poll.records", ("INT", "[1,...]"))),
+        ("admin.retries", ("retries", ("INT", "[0,...,2147483647]"))),
+        ("producer.my.interceptor.setting", None),
+        ("my.plugin.setting", None),
+    ],
+)
+def test_how_a_connect_worker_reads_a_key(key, expected) -> None:
+    assert worker_definition(key, "4.3.1") == expected
 
 
 @pytest.mark.parametrize(

@@ -149,7 +149,25 @@ def test_the_release_line_of_each_host_applies() -> None:
                 "is not a whole number (Kafka 4.x defines offset.flush.interval.ms as LONG)"
             ],
         ),
-        ({"offset.flush.interval.ms": 5000, "exactly.once.source.support": "ENABLED"}, []),
+        (
+            {"producer.linger.ms": "5ms", "consumer.isolation.level": "committed"},
+            [
+                "kafka_connect_extra_properties of ['w1']: producer.linger.ms='5ms' is not a whole number (Kafka 4.x "
+                "defines linger.ms as LONG [0,...])",
+                "kafka_connect_extra_properties of ['w1']: consumer.isolation.level='committed' is not one of Kafka's "
+                "['read_committed', 'read_uncommitted'] (did you mean 'read_committed'?) (Kafka 4.x)",
+            ],
+        ),
+        (
+            {
+                "offset.flush.interval.ms": 5000,
+                "exactly.once.source.support": "ENABLED",
+                "producer.linger.ms": 5,
+                "consumer.isolation.level": "read_committed",
+                "producer.my.interceptor.setting": "anything",
+            },
+            [],
+        ),
     ],
 )
 def test_connect_extra_properties(extra, expected) -> None:
@@ -185,7 +203,23 @@ def test_connect_extra_properties(extra, expected) -> None:
                 "LONG)"
             ],
         ),
-        ({"replication.factor": 3, "dc1->dc2.tasks.max": 4, "dc2.offset.flush.interval.ms": 1000, "x.y": "z"}, []),
+        (
+            {"dc2.producer.acks": "everyone"},
+            [
+                "mirrormaker_extra_properties of ['m1']: dc2.producer.acks='everyone' is not one of Kafka's ['all', "
+                "'-1', '0', '1'] (Kafka 4.x)"
+            ],
+        ),
+        (
+            {
+                "replication.factor": 3,
+                "dc1->dc2.tasks.max": 4,
+                "dc2.offset.flush.interval.ms": 1000,
+                "dc2.producer.acks": "all",
+                "x.y": "z",
+            },
+            [],
+        ),
     ],
 )
 def test_mirrormaker_extra_properties(extra, expected) -> None:
