@@ -305,13 +305,16 @@ def kraft_dc2(inv: Inventory) -> None:
         controllers["hosts"][name] = {}
 
 
-def kraft_then(*changes: Mutation) -> Mutation:
+def in_order(*steps: Mutation) -> Mutation:
     def mutate(inv: Inventory) -> None:
-        kraft_dc2(inv)
-        for change in changes:
-            change(inv)
+        for step in steps:
+            step(inv)
 
     return mutate
+
+
+def kraft_then(*changes: Mutation) -> Mutation:
+    return in_order(kraft_dc2, *changes)
 
 
 def test_a_kraft_dc_beside_a_zookeeper_dc_passes(good, tmp_path):
@@ -583,12 +586,7 @@ def whole_kit(inv: Inventory) -> None:
 
 
 def whole_kit_then(*changes: Mutation) -> Mutation:
-    def mutate(inv: Inventory) -> None:
-        whole_kit(inv)
-        for change in changes:
-            change(inv)
-
-    return mutate
+    return in_order(whole_kit, *changes)
 
 
 def test_valid_neighbours_of_every_refused_value_pass(good, tmp_path):
