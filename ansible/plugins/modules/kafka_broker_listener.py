@@ -28,6 +28,13 @@ options:
     description:
       - C(host:port) it listens on and advertises. Required with I(state=present).
   state: {type: str, default: present, choices: [present, absent], description: Listener there or not.}
+  server_properties:
+    type: list
+    elements: str
+    description:
+      - The broker's C(listeners=) and C(advertised.listeners=) lines of server.properties. Given,
+        they decide whether the listener is static (refused) or an overlay (all three dynamic values
+        deleted with I(state=absent)); without them the broker's reported config sources decide.
   timeout: {type: int, default: 30, description: Seconds the broker may take to apply the change.}
 author: kafkakit
 """
@@ -35,6 +42,7 @@ author: kafkakit
 RETURN = r"""
 changes: {description: 'Settings changed: the value set, or null for deleted.', type: dict, returned: always}
 listeners: {description: The broker's three listener settings after the run., type: dict, returned: always}
+static: {description: 'The listener names of server.properties, when given.', type: list, returned: always}
 """
 
 from ansible.module_utils.basic import AnsibleModule
@@ -52,6 +60,7 @@ def main() -> None:
             "protocol": {"type": "str", "default": "PLAINTEXT"},
             "address": {"type": "str"},
             "state": {"type": "str", "default": "present", "choices": ["present", "absent"]},
+            "server_properties": {"type": "list", "elements": "str"},
             "timeout": {"type": "int", "default": 30},
         },
         required_if=[("state", "present", ["address"])],
@@ -59,7 +68,7 @@ def main() -> None:
     )
     mask_only_secrets(module)
     from kafkakit.cluster.admin import admin_client
-    from kafkakit.cluster.listeners import ListenerError, overlay
+    from kafkakit.cluster.listeners import ListenerError, overlay, static_names
 
     p = module.params
     try:
@@ -71,6 +80,7 @@ def main() -> None:
             p["address"] or "",
             p["state"] == "present",
             check_mode=module.check_mode,
+            static=None if p["server_properties"] is None else static_names(p["server_properties"]),
             settle=p["timeout"],
         )
     except ListenerError as exc:
@@ -79,6 +89,7 @@ def main() -> None:
         changed=outcome.changed,
         changes=outcome.changes,
         listeners=outcome.after,
+        static=sorted(static_names(p["server_properties"] or [])),
         diff={"before": outcome.before, "after": outcome.after},
     )
 

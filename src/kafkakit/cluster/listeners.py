@@ -11,7 +11,7 @@ of its server.properties. Under KRaft, Kafka refuses to alter advertised listene
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,12 +51,32 @@ class BrokerListeners:
         return {_name(item) for key in KEYS for item in self.items(key)}
 
 
-def plan(current: BrokerListeners, name: str, protocol: str, address: str, present: bool) -> dict[str, str | None]:
+def static_names(lines: Sequence[str]) -> frozenset[str]:
+    """The listener names of server.properties' `listeners=` and `advertised.listeners=` lines."""
+    names: set[str] = set()
+    for line in lines:
+        key, sep, value = line.strip().partition("=")
+        if sep and key.strip() in ("listeners", "advertised.listeners"):
+            names.update(_name(item) for item in _items(value))
+    return frozenset(names)
+
+
+def plan(
+    current: BrokerListeners,
+    name: str,
+    protocol: str,
+    address: str,
+    present: bool,
+    static: frozenset[str] | None = None,
+) -> dict[str, str | None]:
     """What to change: {key: new value} to set, {key: None} to delete; empty when nothing is to do.
 
     present: the three settings as the broker runs them, with `name` (re)defined as
-    `name://address` speaking `protocol`. absent: every per-broker dynamic value of the three
-    deleted, so the broker runs its server.properties listeners again."""
+    `name://address` speaking `protocol`. absent: the three per-broker dynamic values deleted, so
+    the broker runs its server.properties listeners again. `static`, the listener names of
+    server.properties when known, decides whether the listener is static: a describe answered while
+    the broker applies a change can show dynamic values with a static source, so then all three
+    keys are deleted (deleting a key that has no dynamic value changes nothing)."""
     name = name.upper()
     if present:
         wanted = {
@@ -74,6 +94,12 @@ def plan(current: BrokerListeners, name: str, protocol: str, address: str, prese
         return {key: out.get(key, ",".join(current.items(key))) for key in KEYS} if out else {}
     if name not in current.names():
         return {}
+    if static is not None:
+        if name in static:
+            raise ListenerError(
+                f"listener {name} is in the broker's server.properties, not a dynamic overlay: remove it there"
+            )
+        return dict.fromkeys(KEYS)
     if not current.dynamic:
         raise ListenerError(
             f"listener {name} is in the broker's static configuration (server.properties), not a "
@@ -151,6 +177,7 @@ def overlay(
     address: str,
     present: bool,
     check_mode: bool = False,
+    static: frozenset[str] | None = None,
     settle: float = TIMEOUT,
     interval: float = 1.0,
 ) -> Outcome:
@@ -160,7 +187,7 @@ def overlay(
     notification), a moment after the request returned: its own report is read again until the
     change shows there, for up to `settle` seconds."""
     current = read(admin, broker_id)
-    changes = plan(current, name, protocol, address, present)
+    changes = plan(current, name, protocol, address, present, static)
     before = _shown(current)
     if not changes or check_mode:
         after = {**before, **{k: v if v is not None else "(server.properties)" for k, v in changes.items()}}

@@ -206,6 +206,64 @@ def test_off_refuses_a_bench_listener_of_server_properties():
         overlay(FakeBroker(static), 1, *BENCH, present=False)
 
 
+SERVER_LINES = [
+    "listeners=INTERNAL://10.213.7.11:9091,CLIENT://10.213.7.11:9093",
+    "advertised.listeners=INTERNAL://10.213.7.11:9091,CLIENT://10.213.7.11:9093",
+]
+
+
+def test_static_names_are_the_listener_names_of_server_properties():
+    assert broker_listeners.static_names(SERVER_LINES) == {"INTERNAL", "CLIENT"}
+    assert broker_listeners.static_names([*SERVER_LINES, "listener.security.protocol.map=BENCH:PLAINTEXT"]) == {
+        "INTERNAL",
+        "CLIENT",
+    }
+    assert "BENCH" in broker_listeners.static_names(["listeners=CLIENT://a:1, bench://a:9095"])
+
+
+def test_off_with_server_properties_deletes_all_three_keys_whatever_the_sources_say():
+    # Every key reported static (a describe read while the broker applied an earlier change),
+    # while server.properties has no BENCH: an overlay, so all three keys are deleted.
+    with_bench = {key: value + ",BENCH://10.213.7.11:9095" for key, value in static_listeners().items()}
+    with_bench["listener.security.protocol.map"] = (
+        static_listeners()["listener.security.protocol.map"] + ",BENCH:PLAINTEXT"
+    )
+    current = broker_listeners.BrokerListeners(with_bench, frozenset())
+    static = broker_listeners.static_names(SERVER_LINES)
+    assert broker_listeners.plan(current, "BENCH", "PLAINTEXT", "", False, static) == dict.fromkeys(
+        broker_listeners.KEYS
+    )
+    # Positive control: without server.properties the sources decide, and refuse.
+    with pytest.raises(ListenerError, match="server.properties"):
+        broker_listeners.plan(current, "BENCH", "PLAINTEXT", "", False)
+    # Nothing to do when BENCH is not there.
+    assert (
+        broker_listeners.plan(
+            broker_listeners.BrokerListeners(static_listeners()), "BENCH", "PLAINTEXT", "", False, static
+        )
+        == {}
+    )
+
+
+def test_off_refuses_a_bench_listener_that_server_properties_holds():
+    extra = {"listener.security.protocol.map": ",BENCH:PLAINTEXT"}
+    static = {key: value + extra.get(key, ",BENCH://10.213.7.11:9095") for key, value in static_listeners().items()}
+    lines = [f"{key}={static[key]}" for key in ("listeners", "advertised.listeners")]
+    broker = FakeBroker(static)
+    with pytest.raises(ListenerError, match="in the broker's server.properties"):
+        overlay(broker, 1, *BENCH, present=False, static=broker_listeners.static_names(lines))
+    assert broker.alters == []
+
+
+def test_off_with_server_properties_ends_on_server_properties_after_a_torn_read():
+    broker = FakeBroker(lag=1, torn=True)
+    static = broker_listeners.static_names(SERVER_LINES)
+    overlay(broker, 1, *BENCH, present=True, interval=0, static=static)
+    off = overlay(broker, 1, *BENCH, present=False, interval=0, static=static)
+    assert off.changed and broker.dynamic == {} and off.after == static_listeners()
+    assert not overlay(broker, 1, *BENCH, present=False, interval=0, static=static).changed
+
+
 # --- endpoints ------------------------------------------------------------------------------
 
 
@@ -404,8 +462,17 @@ def test_bench_listener_playbook_sets_the_overlay_from_the_controller_without_th
     assert (proof["when"], proof["delegate_to"]) == ("bench_listener == 'off'", "localhost")
     assert proof["kafka_broker_listener"]["broker_id"] == "{{ broker_id }}"
     failed = jinja2.Environment().compile_expression(proof["failed_when"])
-    gone = {"changed": False, "listeners": static_listeners()}
+    gone = {"changed": False, "listeners": static_listeners(), "static": ["CLIENT", "INTERNAL"]}
     assert failed(bench_listener_gone=gone) is False
     assert failed(bench_listener_gone={**gone, "changed": True}) is True
     with_bench = {**static_listeners(), "listeners": static_listeners()["listeners"] + ",BENCH://10.213.7.11:9095"}
-    assert failed(bench_listener_gone={"changed": False, "listeners": with_bench}) is True
+    assert failed(bench_listener_gone={**gone, "listeners": with_bench}) is True
+    assert failed(bench_listener_gone={**gone, "static": ["BENCH", "CLIENT", "INTERNAL"]}) is True
+    assert failed(bench_listener_gone={"failed": True, "msg": "listener BENCH is in the broker's server.properties"})
+    # Both module calls get server.properties' listener lines, read on the broker (no other line).
+    [read] = [task for task in play["tasks"] if "ansible.builtin.command" in task]
+    assert read["ansible.builtin.command"].startswith("grep -E '^(advertised[.])?listeners=' ")
+    assert read["register"] == "bench_server_listeners" and read["check_mode"] is False
+    assert play["tasks"].index(read) < play["tasks"].index(step)
+    for task in (step, proof):
+        assert task["kafka_broker_listener"]["server_properties"] == "{{ bench_server_listeners.stdout_lines }}"
