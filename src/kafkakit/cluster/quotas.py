@@ -9,8 +9,8 @@ login goes to the tool on its standard input (`--command-config /dev/stdin`), ne
 line or in a file; nothing returned here holds it except `command_config`'s text.
 
 Ownership, as for ACLs with kafka_acls_exclusive off: a user whose entry has a `quotas` mapping
-(even an empty one) owns exactly those quotas; so does the default user entity (`--entity-default`)
-when `defaults` is a mapping; a user declared absent keeps none. Quotas of every other user on the
+(even an empty one; null is none) owns exactly those quotas; so does the default user entity
+(`--entity-default`) when `defaults` is a mapping; a user declared absent keeps none. Quotas of every other user on the
 cluster are undeclared: reported, and removed only with `exclusive`. Only user entities are touched
 (no client-id or <user, client-id> quotas).
 """
@@ -137,13 +137,13 @@ def user_quota_errors(users: object, name: str = "kafka_users") -> list[str]:
     errors: list[str] = []
     holder: dict[str, int] = {}
     for i, user in enumerate(users):
-        if not isinstance(user, Mapping) or not isinstance(user.get("name"), str) or "quotas" not in user:
+        if not isinstance(user, Mapping) or not isinstance(user.get("name"), str) or user.get("quotas") is None:
             continue
         where = f"{name}[{i}] ({user['name']})"
         if (user.get("state") or "present") == "absent":
             errors.append(f"{where}: quotas on a user declared state: absent; remove them (its quotas go with it)")
             continue
-        errors += quota_errors(where, user["quotas"] if user["quotas"] is not None else {})
+        errors += quota_errors(where, user["quotas"])
         if user["name"] in holder:
             first = holder[user["name"]]
             errors.append(f"{where}: its quotas are declared in {name}[{first}] too; keep them in one entry")
@@ -167,8 +167,8 @@ def declared_quotas(users: Sequence[Mapping], defaults: Mapping | None) -> dict[
             raise QuotaError(f"a user without a name: {sorted(user)}")
         if (user.get("state") or "present") == "absent":
             owned.setdefault(name, {})
-        elif "quotas" in user:
-            owned[name] = {k: float(v) for k, v in (user["quotas"] or {}).items()}
+        elif user.get("quotas") is not None:
+            owned[name] = {k: float(v) for k, v in user["quotas"].items()}
     if defaults is not None:
         owned[None] = {k: float(v) for k, v in defaults.items()}
     return owned

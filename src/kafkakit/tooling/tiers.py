@@ -6,7 +6,8 @@ of its own (`make test-<name>`). What a test exercises is read from the files, n
 playbooks its file names ("ops/scale-out.yml", "site.yml"), the kit's Python it imports, and from
 each playbook onwards the roles it reaches (`roles:`, include/import_role, `role:` values such as
 the roll's service table, meta dependencies), the task files it includes, the kit's modules its
-tasks call, the filters its templates use and the kafkakit modules those plugins import.
+tasks call, the filters its templates use and the kafkakit modules those plugins import; a module's action plugin
+(ansible/plugins/action, same name) with it, and the modules that action plugin runs.
 
 `python -m kafkakit.tooling.tiers affected --base REV` names the scenarios whose reach a change since REV
 touches; `files NAME...` names a scenario's test files; `names` lists every scenario.
@@ -109,6 +110,7 @@ class Reach:
         self.roles = {p.name for p in (root / "roles").iterdir() if p.is_dir()} if (root / "roles").is_dir() else set()
         plugins = root / "ansible/plugins"
         self.modules = {p.stem: p for p in (plugins / "modules").glob("*.py")}
+        self.actions = {p.stem: p for p in (plugins / "action").glob("*.py")}
         self.filters: dict[str, Path] = {}
         for path in sorted((plugins / "filter").glob("*.py")):
             body = path.read_text()
@@ -153,6 +155,12 @@ class Reach:
         found: list[Path] = []
         if path.suffix == ".py":
             found += self.python_imports(path, text)
+            # A task calls a module by name; where an action plugin of that name exists, it runs
+            # instead, and runs the modules it names (a string constant such as "kafkakit_tool").
+            if path.parent.name == "modules" and path.stem in self.actions:
+                found.append(self.actions[path.stem])
+            if path.parent.name == "action" and path in self.actions.values():
+                found += [self.modules[name] for name in self.string_constants(text) if name in self.modules]
             # A test file's own runs; a helper's strings count where a test calls it.
             if path.name.startswith("test_"):
                 found += [self.root / "ansible" / p for p in PLAYBOOK_REF.findall(text)]
@@ -197,6 +205,14 @@ class Reach:
     def role_of(self, path: Path) -> str | None:
         parts = path.relative_to(self.root).parts
         return parts[1] if len(parts) > 2 and parts[0] == "roles" and parts[1] in self.roles else None
+
+    @staticmethod
+    def string_constants(text: str) -> set[str]:
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            return set()
+        return {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
 
     def python_imports(self, path: Path, text: str) -> list[Path]:
         try:

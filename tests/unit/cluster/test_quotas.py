@@ -61,7 +61,8 @@ def test_describe_output_of_both_releases_reads_the_same(output):
 
 
 def test_describe_without_quotas_reads_empty():
-    assert parse_describe("SCRAM credential configs for user-principal 'admin' are SCRAM-SHA-512=iterations=8192\n") == {}
+    scram_only = "SCRAM credential configs for user-principal 'admin' are SCRAM-SHA-512=iterations=8192\n"
+    assert parse_describe(scram_only) == {}
     assert parse_describe("") == {}
 
 
@@ -99,7 +100,8 @@ BAD_QUOTAS = {
     ),
     "fraction-of-a-byte-rate": (
         {"consumer_byte_rate": 1024.5},
-        "x: consumer_byte_rate=1024.5 is not a whole number: Kafka defines consumer_byte_rate as LONG (bytes per second)",
+        "x: consumer_byte_rate=1024.5 is not a whole number: Kafka defines consumer_byte_rate as LONG "
+        "(bytes per second)",
     ),
     "percentage-as-text": (
         {"request_percentage": "50%"},
@@ -171,6 +173,7 @@ def test_only_users_with_quotas_absent_users_and_given_defaults_are_owned():
         {"name": "b", "password": SECRET, "quotas": {}},
         {"name": "c", "password": SECRET},
         {"name": "d", "state": "absent"},
+        {"name": "e", "password": SECRET, "quotas": None},  # as a spec's validation could leave it
     ]
     assert declared_quotas(users, None) == {"a": {"producer_byte_rate": 65536.0}, "b": {}, "d": {}}
     assert declared_quotas(users, {})[None] == {}

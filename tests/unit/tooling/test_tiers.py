@@ -91,6 +91,10 @@ def tree(tmp_path: Path) -> Path:
     write(tmp_path, "roles/unused/tasks/main.yml", "[]\n")
     write(tmp_path, "ansible/plugins/modules/kafka_thing.py", "x = 1\n")
     write(tmp_path, "ansible/plugins/modules/kafka_other.py", "x = 1\n")
+    # kafka_thing has an action plugin, which runs a module of its own by name.
+    write(tmp_path, "ansible/plugins/action/kafka_thing.py", 'from kafkakit.acted import x\nRUNNER = "kafka_runner"\n')
+    write(tmp_path, "ansible/plugins/modules/kafka_runner.py", "x = 1\n")
+    write(tmp_path, "src/kafkakit/acted.py", "x = 1\n")
     filters = "from kafkakit.shapes import shape\n\nclass FilterModule:\n    def filters(self):\n"
     write(tmp_path, "ansible/plugins/filter/shapes.py", filters + '        return {"kafkakit_shape": shape}\n')
     write(tmp_path, "src/kafkakit/shapes.py", "def shape(x):\n    return x\n")
@@ -108,6 +112,9 @@ def test_the_reach_follows_playbooks_roles_modules_filters_and_imports(tree: Pat
         "roles/helper/tasks/main.yml",
         "roles/helper/tasks/part.yml",
         "ansible/plugins/modules/kafka_thing.py",
+        "ansible/plugins/action/kafka_thing.py",
+        "ansible/plugins/modules/kafka_runner.py",
+        "src/kafkakit/acted.py",
         "ansible/plugins/filter/shapes.py",
         "src/kafkakit/shapes.py",
     ):
@@ -120,6 +127,7 @@ def test_the_reach_follows_playbooks_roles_modules_filters_and_imports(tree: Pat
     assert tiers.affected(["roles/helper/tasks/part.yml"], tree) == ["op"]
     assert tiers.affected(["src/kafkakit/shapes.py"], tree) == ["op"]
     assert tiers.affected(["src/kafkakit/plain.py"], tree) == []
+    assert tiers.affected(["src/kafkakit/acted.py"], tree) == ["op"]  # through the action plugin
     # What nothing reaches is named, one by one; the rest is not.
     assert tiers.covered_by_nothing(tree) == [
         "roles/unused",
