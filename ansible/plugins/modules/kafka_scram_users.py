@@ -30,6 +30,7 @@ options:
       password: {type: str, description: Password; required when state is present., no_log: true}
       mechanism: {type: str, default: SCRAM-SHA-512, choices: [SCRAM-SHA-256, SCRAM-SHA-512], description: Mechanism.}
       state: {type: str, default: present, choices: [present, absent], description: Whether the user exists.}
+      quotas: {type: dict, description: 'The user''s client quotas: not this module''s (kafka_quotas applies them).'}
   exclusive: {type: bool, default: false, description: Remove SCRAM users that are not declared.}
   protected:
     type: list
@@ -61,6 +62,8 @@ USER_OPTIONS = {
     "password": {"type": "str", "no_log": True},
     "mechanism": {"type": "str", "default": "SCRAM-SHA-512", "choices": ["SCRAM-SHA-256", "SCRAM-SHA-512"]},
     "state": {"type": "str", "default": "present", "choices": ["present", "absent"]},
+    # kafka_users entries carry them; kafka_quotas applies them.
+    "quotas": {"type": "dict"},
 }
 
 
