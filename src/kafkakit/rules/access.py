@@ -1,12 +1,14 @@
-"""A data centre's declared users and ACLs (roles/kafka_resources): every ACL must be for a principal
-that exists, or it grants nothing today and everything to whoever takes the name later; every entry
-must be one Kafka takes; and none may open the cluster to every user or to unauthenticated clients.
+"""A data centre's declared users, their quotas and ACLs (roles/kafka_resources): every ACL must be
+for a principal that exists, or it grants nothing today and everything to whoever takes the name
+later; every entry and quota must be one Kafka takes; and no ACL may open the cluster to every user or
+to unauthenticated clients.
 
 The values are checked by the validators the kafka_acls and kafka_scram_users modules apply
 (kafkakit.cluster.acls, kafkakit.cluster.scram_users: Kafka's operations, resource types, pattern
 types and SCRAM mechanisms, through confluent-kafka's enums), so the preflight refuses exactly what
 those modules would, before any host is touched. They are imported when called: the Pulumi program
-imports this package without confluent-kafka.
+imports this package without confluent-kafka. The quotas are checked by kafkakit.cluster.quotas, as
+the kafka_quotas action plugin checks them (Kafka's types for each quota, above 0).
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ NOT_FOR_EVERYONE = frozenset({"ALL", "ALTER", "ALTER_CONFIGS", "CLUSTER_ACTION",
 
 def declared_users(users: object) -> tuple[list[str], list[str]]:
     """The names of the users kafka_users keeps (state present), and one message per malformed entry:
-    no name, or a mechanism, state or password the kafka_scram_users module would refuse."""
+    no name, or a mechanism, state, password or quota the kafka_scram_users and kafka_quotas modules
+    would refuse."""
+    from kafkakit.cluster.quotas import user_quota_errors
     from kafkakit.cluster.scram_users import user_errors
 
     if users in (None, ""):
@@ -40,7 +44,14 @@ def declared_users(users: object) -> tuple[list[str], list[str]]:
         errors += [f"kafka_{p}" for p in problems]
         if not problems and user.get("state", "present") == "present":
             names.append(user["name"])
-    return names, errors
+    return names, errors + user_quota_errors(users)
+
+
+def quota_default_errors(dc: str, defaults: object) -> list[str]:
+    """One message per quota of kafka_user_quota_defaults (Kafka's default user entity) Kafka would refuse."""
+    from kafkakit.cluster.quotas import quota_errors
+
+    return [] if defaults is None else [f"{dc}: {e}" for e in quota_errors("kafka_user_quota_defaults", defaults)]
 
 
 def _acl_value_errors(where: str, principal: str, acl: Mapping) -> list[str]:

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafkakit.rules.access import acl_principal_errors
+from kafkakit.rules.access import acl_principal_errors, quota_default_errors
 from kafkakit.rules.broker_properties import (
     CONNECT_PROTECTED,
     PROTECTED_PROPERTIES,
@@ -410,7 +410,8 @@ INTEGER_SETTINGS: dict[str, int | None] = {
 
 # Variables the other input rules check with their own messages (the host facts, the integer
 # settings above, the TLS versions, the data directories, the extra properties' shape, the topics,
-# users and ACLs, the MirrorMaker 2 flows): the argument specs' check leaves them to those.
+# users (their quotas, and the default ones) and ACLs, the MirrorMaker 2 flows): the argument specs'
+# check leaves them to those.
 CHECKED_BY_OWN_RULES = frozenset(
     {
         *REQUIRED_HOSTVARS["all"],
@@ -425,6 +426,7 @@ CHECKED_BY_OWN_RULES = frozenset(
         "mirrormaker_extra_properties",
         "kafka_topics",
         "kafka_users",
+        "kafka_user_quota_defaults",
         "kafka_acls",
         "mirrormaker_flows",
         "mirrormaker_replication_policy",
@@ -589,6 +591,7 @@ def input_errors(
             _first(hostvars, brokers, "kafka_users", defaults),
             known + brokers,  # a broker's principal is its certificate's CN, its inventory name
         )
+        errors += quota_default_errors(dc, _first(hostvars, brokers, "kafka_user_quota_defaults", defaults))
     for dc in data_centres(groups, hostvars):
         workers = _dc_hosts(groups, dc, "kafka_connect")
         keys = (

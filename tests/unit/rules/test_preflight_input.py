@@ -93,6 +93,8 @@ def topic(**fields: Any) -> Callable[[View], None]:
 
 
 DROP = object()
+QUOTA_KEYS = "producer_byte_rate, consumer_byte_rate, request_percentage, controller_mutation_rate"
+NOT_POSITIVE = "must be above 0 (Kafka refuses a quota of 0 or less; to lift a quota, remove it)"
 USERS = [{"name": "orders-writer", "password": "x"}, {"name": "gone", "password": "x", "state": "absent"}]
 
 
@@ -663,6 +665,88 @@ BAD: dict[str, tuple[Callable[[View], None], list[str]]] = {
         user(password=""),
         ["dc1: kafka_users[0] (app1): a present user needs a non-empty password"],
     ),
+    # --- client quotas, as Kafka (and the kafka_quotas module) would take them --------------------
+    "quota-not-a-number": (
+        user(quotas={"producer_byte_rate": "64k"}),
+        ["dc1: kafka_users[0] (app1): producer_byte_rate='64k' is not a number"],
+    ),
+    "quota-a-boolean": (
+        user(quotas={"consumer_byte_rate": True}),
+        ["dc1: kafka_users[0] (app1): consumer_byte_rate=True is not a number"],
+    ),
+    "quota-zero": (
+        user(quotas={"consumer_byte_rate": 0}),
+        [f"dc1: kafka_users[0] (app1): consumer_byte_rate=0 {NOT_POSITIVE}"],
+    ),
+    "quota-negative": (
+        user(quotas={"controller_mutation_rate": -2.5}),
+        [f"dc1: kafka_users[0] (app1): controller_mutation_rate=-2.5 {NOT_POSITIVE}"],
+    ),
+    "quota-key-typo": (
+        user(quotas={"produce_byte_rate": 65536}),
+        [
+            "dc1: kafka_users[0] (app1): unknown quota 'produce_byte_rate' (did you mean 'producer_byte_rate'?); "
+            f"Kafka's user quotas are {QUOTA_KEYS}"
+        ],
+    ),
+    "quota-byte-rate-with-a-fraction": (
+        user(quotas={"producer_byte_rate": 1048576.5}),
+        [
+            "dc1: kafka_users[0] (app1): producer_byte_rate=1048576.5 is not a whole number: Kafka defines "
+            "producer_byte_rate as LONG (bytes per second)"
+        ],
+    ),
+    "request-percentage-as-text": (
+        user(quotas={"request_percentage": "50%"}),
+        [
+            "dc1: kafka_users[0] (app1): request_percentage='50%' is a percentage written as text: give the number "
+            "without '%' (the percentage of one network or I/O thread's time, e.g. 50)"
+        ],
+    ),
+    "request-percentage-a-list": (
+        user(quotas={"request_percentage": [50]}),
+        ["dc1: kafka_users[0] (app1): request_percentage=[50] is not a number"],
+    ),
+    "quotas-not-a-mapping": (
+        user(quotas=[65536]),
+        [f"dc1: kafka_users[0] (app1): quotas must be a mapping of {QUOTA_KEYS} to numbers, not [65536]"],
+    ),
+    "quotas-on-an-absent-user": (
+        user(state="absent", quotas={"producer_byte_rate": 65536}),
+        ["dc1: kafka_users[0] (app1): quotas on a user declared state: absent; remove them (its quotas go with it)"],
+    ),
+    "quotas-in-two-entries-of-a-user": (
+        dc_set(
+            "dc1",
+            kafka_users=[
+                {"name": "app1", "password": "x", "quotas": {"producer_byte_rate": 1024}},
+                {"name": "app1", "password": "x", "mechanism": "SCRAM-SHA-256", "quotas": {"producer_byte_rate": 2048}},
+            ],
+        ),
+        ["dc1: kafka_users[1] (app1): its quotas are declared in kafka_users[0] too; keep them in one entry"],
+    ),
+    "quota-defaults-key-typo": (
+        dc_set("dc1", kafka_user_quota_defaults={"consumer_rate": 1048576}),
+        [
+            "dc1: kafka_user_quota_defaults: unknown quota 'consumer_rate' (did you mean 'consumer_byte_rate'?); "
+            f"Kafka's user quotas are {QUOTA_KEYS}"
+        ],
+    ),
+    "quota-defaults-zero": (
+        dc_set("dc1", kafka_user_quota_defaults={"producer_byte_rate": 0}),
+        [f"dc1: kafka_user_quota_defaults: producer_byte_rate=0 {NOT_POSITIVE}"],
+    ),
+    "quota-defaults-request-percentage-as-text": (
+        dc_set("dc1", kafka_user_quota_defaults={"request_percentage": "200 %"}),
+        [
+            "dc1: kafka_user_quota_defaults: request_percentage='200 %' is a percentage written as text: give the "
+            "number without '%' (the percentage of one network or I/O thread's time, e.g. 50)"
+        ],
+    ),
+    "quota-defaults-not-a-mapping": (
+        dc_set("dc1", kafka_user_quota_defaults=10485760),
+        [f"dc1: kafka_user_quota_defaults: quotas must be a mapping of {QUOTA_KEYS} to numbers, not 10485760"],
+    ),
 }
 
 
@@ -749,6 +833,31 @@ FINE: dict[str, Callable[[View], None]] = {
             {"name": "b", "password": "x", "mechanism": "scram-sha-512"},
             {"name": "c", "state": "absent"},
         ],
+    ),
+    "quotas-as-kafka-takes-them": several(
+        dc_set(
+            "dc1",
+            kafka_users=[
+                {
+                    "name": "a",
+                    "password": "x",
+                    "quotas": {
+                        "producer_byte_rate": "65536",  # a number typed as text
+                        "consumer_byte_rate": 1048576.0,  # whole, as a float
+                        "request_percentage": 0.5,  # a fraction of one thread's time
+                        "controller_mutation_rate": 250,  # above 100: no percentage
+                    },
+                },
+                {"name": "b", "password": "x", "quotas": {}},  # declared: none
+                {"name": "c", "password": "x", "quotas": None},  # not declared
+                {"name": "c", "password": "x", "mechanism": "SCRAM-SHA-256", "quotas": {"producer_byte_rate": 1}},
+                {"name": "d", "state": "absent"},
+            ],
+            kafka_user_quota_defaults={"producer_byte_rate": 10485760, "request_percentage": 400},
+        ),
+    ),
+    "quota-defaults-empty-and-null": several(
+        dc_set("dc1", kafka_user_quota_defaults={}), dc_set("dc2", kafka_user_quota_defaults=None)
     ),
     "tls-1-3-only": all_set(kafka_tls_protocols=["TLSv1.3"], zookeeper_tls_protocols=["TLSv1.3"]),
     "harmless-extra-properties-of-connect-and-mirrormaker": several(

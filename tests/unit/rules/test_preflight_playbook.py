@@ -554,6 +554,22 @@ VALUE_BROKEN = {
             "security or durability and keeps it"
         ],
     ),
+    # Client quotas Kafka would refuse, a user's and a default, one line each.
+    "quota-not-above-zero": (
+        dc_vars("dc1", kafka_users=[{"name": "app1", "password": "placeholder", "quotas": {"producer_byte_rate": 0}}]),
+        [
+            "dc1: kafka_users[0] (app1): producer_byte_rate=0 must be above 0 (Kafka refuses a quota of 0 or less; "
+            "to lift a quota, remove it)"
+        ],
+    ),
+    "quota-default-key-typo": (
+        dc_vars("dc2", kafka_user_quota_defaults={"consumer_bytes_rate": 1048576}),
+        [
+            "dc2: kafka_user_quota_defaults: unknown quota 'consumer_bytes_rate' (did you mean 'consumer_byte_rate'?); "
+            "Kafka's user quotas are producer_byte_rate, consumer_byte_rate, request_percentage, "
+            "controller_mutation_rate"
+        ],
+    ),
 }
 
 
@@ -599,7 +615,10 @@ def test_valid_neighbours_of_every_refused_value_pass(good, tmp_path):
     dc_vars("dc1", kafka_auto_create_topics=False, kafka_log_cleanup_policy="compact,delete", kafka_num_io_threads=4)(
         inv
     )
-    dc_vars("dc2", kafka_log_segment_bytes=1048576)(inv)
+    dc_vars("dc2", kafka_log_segment_bytes=1048576, kafka_user_quota_defaults={"consumer_byte_rate": "1048576"})(inv)
+    dc_vars("dc1", kafka_users=[{"name": "app1", "password": "placeholder", "quotas": {"request_percentage": 12.5}}])(
+        inv
+    )
     all_vars(
         kafka_client_port=9093,
         kafka_connect_plugin_discovery="hybrid_warn",
