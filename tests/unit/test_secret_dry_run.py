@@ -5,14 +5,18 @@ and MirrorMaker's unit file and unit check, which need systemd), so taking `diff
 of them, or moving a secret from `secret_content` to `content`, fails this test. They render the
 real templates into tmp_path on localhost (connection local): first with the old password, then a
 dry run with a new one. A leak control, the same MirrorMaker task with its secrets in `content`,
-shows that this run would print a password if a task let it through.
+shows that this run would print a password if a task let it through. The client quotas task logs
+in with the admin's password too: its dry run shows a quota changed by hand, and no password (Kafka's
+ConfigCommand is tests/unit/support/config_command.py there).
 """
 
 from __future__ import annotations
 
 import copy
+import json
 import re
 import subprocess
+import sys
 import uuid
 from pathlib import Path
 
@@ -26,6 +30,8 @@ CLIENT_TASK = (
     "main.yml",
     "Write the admin's and the users' client configs of {{ dc }}",
 )
+QUOTA_TASK = ("kafka_resources", "quotas.yml", "Apply the client quotas of {{ dc }}")
+FAKE_TOOL = REPO / "tests/unit/support/config_command.py"
 LEAK_CONTROL = "Leak control, MirrorMaker configuration with a diff"
 
 
@@ -46,6 +52,9 @@ def role_task(role: str, tasks_file: str, name: str) -> dict:
     assert task is not None, f"{role}/tasks/{tasks_file} has no task {name!r}"
     task = copy.deepcopy(task)
     templates = f"{REPO}/roles/{role}/templates/"
+    if "kafka_quotas" in task:  # Kafka's tool: the stand-in's launcher, written by the test
+        task["kafka_quotas"]["launcher"] = "{{ quota_launcher }}"
+        return task
     if "kafkakit_files" in task:
         args = task["kafkakit_files"]
         args.pop("unit", None)
@@ -91,6 +100,9 @@ def playbook(tmp_path: Path) -> list[dict]:
     leak["vars"] = {**mm2["vars"], "mirrormaker_conf_dir": str(tmp_path / "control")}
     client = role_task(*CLIENT_TASK)
     client["vars"] = {**client.get("vars", {}), "kafka_client_config_dir": str(tmp_path / "clients")}
+    quotas = role_task(*QUOTA_TASK)
+    # The kit's service users come from groups this inventory lacks.
+    quotas["vars"] = {"quota_launcher": str(tmp_path / "kafkakit-run"), "kafka_service_users": []}
     return [
         {
             "name": "Render secret-bearing templates of the roles",
@@ -103,7 +115,7 @@ def playbook(tmp_path: Path) -> list[dict]:
                 str(REPO / "roles/kafka_resources/defaults/main.yml"),
                 str(tmp_path / "host.yml"),
             ],
-            "tasks": [mm2, leak, client],
+            "tasks": [mm2, leak, client, quotas],
         }
     ]
 
@@ -116,7 +128,9 @@ HOST_VARS = {
     "kafka_bootstrap_servers": "10.99.0.21:9093",
     "kafka_ca_cert": "/etc/kafkakit/ca.crt",
     # A user's client configs hold its password: it changes with the others here.
-    "kafka_users": [{"name": "reader", "password": "{{ kafka_admin_password }}"}],
+    "kafka_users": [
+        {"name": "reader", "password": "{{ kafka_admin_password }}", "quotas": {"consumer_byte_rate": 1048576}}
+    ],
 }
 
 
@@ -146,9 +160,18 @@ def test_a_dry_run_with_a_changed_password_prints_neither_password(tmp_path: Pat
     (tmp_path / "play.yml").write_text(yaml.safe_dump(playbook(tmp_path), sort_keys=False))
     (tmp_path / "hosts.ini").write_text("localhost\n")
     (tmp_path / "host.yml").write_text(yaml.safe_dump(HOST_VARS))
+    cluster = tmp_path / "quotas.json"
+    cluster.write_text(json.dumps({"entities": {}}))
+    (tmp_path / "kafkakit-run").write_text(f'#!/bin/sh\nexec {sys.executable} {FAKE_TOOL} {cluster} "$@"\n')
+    (tmp_path / "kafkakit-run").chmod(0o755)
 
     first = run(tmp_path, old)
     assert first.returncode == 0, first.stdout + first.stderr
+    # The first run set the reader's quota; someone changes it by hand: the dry run shows it.
+    state = json.loads(cluster.read_text())
+    assert state["entities"] == {"reader": {"consumer_byte_rate": 1048576.0}}
+    state["entities"]["reader"]["consumer_byte_rate"] = 999.0
+    cluster.write_text(json.dumps(state))
     written = [
         tmp_path / "mm2/mm2.properties",
         tmp_path / "clients/dc2/client.properties",
@@ -161,7 +184,7 @@ def test_a_dry_run_with_a_changed_password_prints_neither_password(tmp_path: Pat
     dry = run(tmp_path, new, "--check", "--diff")
     assert dry.returncode == 0, dry.stdout + dry.stderr
     tasks = sections(dry.stdout)
-    guarded = [MM2_TASK[2], CLIENT_TASK[2].replace("{{ dc }}", "dc2")]
+    guarded = [MM2_TASK[2], CLIENT_TASK[2].replace("{{ dc }}", "dc2"), QUOTA_TASK[2].replace("{{ dc }}", "dc2")]
     assert set(guarded) | {LEAK_CONTROL} <= set(tasks), list(tasks)
     for name in guarded:
         # Positive control: the change is still reported, only its content is not shown.
@@ -173,3 +196,12 @@ def test_a_dry_run_with_a_changed_password_prints_neither_password(tmp_path: Pat
     assert old not in outside and new not in outside
     # A dry run: the files still hold the old password.
     assert all(old in p.read_text() and new not in p.read_text() for p in written)
+    # The quotas' dry run: the difference shown, only the describe run (with the new login, on stdin).
+    quota_shown = tasks[guarded[2]]
+    assert (
+        "-User:reader consumer_byte_rate=999" in quota_shown
+        and "+User:reader consumer_byte_rate=1048576" in quota_shown
+    )
+    calls = json.loads(cluster.read_text())["calls"]
+    assert [c["args"][5] for c in calls[-1:]] == ["--describe"] and new in calls[-1]["config"]
+    assert json.loads(cluster.read_text())["entities"] == {"reader": {"consumer_byte_rate": 999.0}}
