@@ -116,25 +116,37 @@ def alters(calls: list[dict]) -> list[list[str]]:
     return [c["args"][5:] for c in calls if "--alter" in c["args"]]
 
 
-@pytest.fixture
-def apply(monkeypatch, capsys):
-    """The action plugin's run() in-process for `args`, its runner the real kafkakit_tool in-process."""
-    action = load("action/kafka_quotas.py", "kafka_quotas_action")
-    tool = load("modules/kafkakit_tool.py", "kafkakit_tool")
+class InProcess:
+    """The action plugin's run() in-process; its runner the real kafkakit_tool in-process, or `answer`
+    (a runner's result) when set. `asked` keeps what the plugin asked its runner."""
 
-    def run(args: dict, check_mode: bool = False) -> dict:
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+        self.action = load("action/kafka_quotas.py", "kafka_quotas_action")
+        self.tool = load("modules/kafkakit_tool.py", "kafkakit_tool")
+        self.monkeypatch, self.capsys = monkeypatch, capsys
+        self.asked: list[dict] = []
+        self.answer: dict | None = None
+
+    def __call__(self, args: dict, check_mode: bool = False) -> dict:
         task = SimpleNamespace(args=args, check_mode=check_mode, async_val=0, action="kafka_quotas")
         connection = SimpleNamespace(_shell=SimpleNamespace(tmpdir=None))
-        plugin = action.ActionModule(task, connection, None, None, None)
+        plugin = self.action.ActionModule(task, connection, None, None, None)
 
         def execute(module_name: str, module_args: dict, task_vars: dict) -> dict:
             assert module_name == "kafkakit_tool"
-            return run_module(tool, monkeypatch, capsys, {**module_args, "_ansible_check_mode": check_mode})
+            self.asked.append(module_args)
+            if self.answer is not None:
+                return self.answer
+            module_args = {**module_args, "_ansible_check_mode": check_mode}
+            return run_module(self.tool, self.monkeypatch, self.capsys, module_args)
 
         plugin._execute_module = execute
         return plugin.run(task_vars={"inventory_hostname": "dc1-kafka1"})
 
-    return run
+
+@pytest.fixture
+def apply(monkeypatch, capsys):
+    return InProcess(monkeypatch, capsys)
 
 
 def test_an_apply_sets_what_is_declared_and_the_second_apply_changes_nothing(tmp_path):
@@ -209,6 +221,23 @@ def test_check_diff_shows_the_quotas_runs_only_the_describe_and_prints_no_passwo
     assert ADMIN_PASSWORD not in output and USER_PASSWORD not in output
     assert cluster.entities() == {"bob": {"consumer_byte_rate": 1024}}
     assert [c["args"][5] for c in cluster.calls()] == ["--describe"]
+
+
+def test_check_mode_asks_for_the_describe_only(tmp_path, apply):
+    cluster = Cluster(tmp_path, {"bob": {"consumer_byte_rate": 1024}})
+    result = apply(cluster.args([ALICE, {**BOB, "quotas": {}}]), check_mode=True)
+    assert result["changed"] and len(result["changes"]) == 2, result
+    assert [a["writes"] for a in apply.asked] == [False]
+    assert [run[5] for a in apply.asked for run in a["runs"]] == ["--describe"]
+    assert cluster.entities() == {"bob": {"consumer_byte_rate": 1024}}
+
+
+def test_what_the_runner_returns_is_masked_again(tmp_path, apply):
+    """The runner masks its own output; should one ever not, the plugin still shows no password."""
+    cluster = Cluster(tmp_path)
+    apply.answer = {"failed": True, "msg": f"login admin/{ADMIN_PASSWORD} refused; alice/{USER_PASSWORD}"}
+    result = apply(cluster.args([ALICE]))
+    assert result["failed"] and result["msg"].endswith("login admin/******** refused; alice/********"), result
 
 
 BAD_ARGS = {
@@ -329,3 +358,30 @@ def test_the_runner_stops_at_a_failure_and_starts_no_write_in_check_mode(tool, m
         },
     )
     assert checked["changed"] and checked["runs"] == [] and not marker.exists()
+
+
+# --- the other readers of kafka_users take its quotas ----------------------------------------------
+
+
+def test_the_scram_users_module_takes_a_user_with_quotas():
+    from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+
+    scram = load("modules/kafka_scram_users.py", "kafka_scram_users")
+    spec = {"users": {"type": "list", "elements": "dict", "options": scram.USER_OPTIONS}}
+    user = {"name": "quota-writer", "password": USER_PASSWORD, "quotas": {"producer_byte_rate": 65536}}
+    assert ArgumentSpecValidator(spec).validate({"users": [user]}).error_messages == []
+
+
+@pytest.mark.parametrize("dc", ["dc1", "dc2"])
+def test_the_roles_spec_takes_the_labs_users_and_refuses_an_unknown_quota(dc):
+    """What the role's argument validation checks when the preflight does not run (--tags)."""
+    from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+
+    specs = yaml.safe_load((REPO / "roles/kafka_resources/meta/argument_specs.yml").read_text())
+    options = specs["argument_specs"]["main"]["options"]
+    spec = {k: options[k] for k in ("kafka_users", "kafka_user_quota_defaults")}
+    users = yaml.safe_load((REPO / f"inventories/local/group_vars/{dc}.yml").read_text())["kafka_users"]
+    assert any(u.get("quotas") for u in users)
+    assert ArgumentSpecValidator(spec).validate({"kafka_users": users}).error_messages == []
+    refused = ArgumentSpecValidator(spec).validate({"kafka_user_quota_defaults": {"producer_bytes_rate": 1}})
+    assert "producer_bytes_rate" in " ".join(refused.error_messages)

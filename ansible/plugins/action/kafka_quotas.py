@@ -102,7 +102,7 @@ class ActionModule(ActionBase):
     def _tool(
         self, task_vars: dict | None, p: dict, runs: list[list[str]], config: str, secrets: list[str], writes: bool
     ) -> list[dict]:
-        """The runs' results on the task's host; QuotaError (masked) when one fails."""
+        """The runs' results on the task's host; QuotaError when one fails."""
         done = self._execute_module(
             module_name=RUNNER,
             module_args={
@@ -117,7 +117,7 @@ class ActionModule(ActionBase):
         )
         if done.get("failed"):
             why = done.get("msg") or done.get("module_stderr") or done.get("module_stdout") or "no message"
-            raise QuotaError(f"Kafka's ConfigCommand on {self._task_host(task_vars)}: {mask(str(why), secrets)}")
+            raise QuotaError(f"Kafka's ConfigCommand on {self._task_host(task_vars)}: {why}")  # _fail masks it
         return done.get("runs") or []
 
     @staticmethod
