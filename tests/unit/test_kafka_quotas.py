@@ -385,3 +385,10 @@ def test_the_roles_spec_takes_the_labs_users_and_refuses_an_unknown_quota(dc):
     assert ArgumentSpecValidator(spec).validate({"kafka_users": users}).error_messages == []
     refused = ArgumentSpecValidator(spec).validate({"kafka_user_quota_defaults": {"producer_bytes_rate": 1}})
     assert "producer_bytes_rate" in " ".join(refused.error_messages)
+
+
+def test_only_the_admins_password_travels_to_the_broker(tmp_path, apply):
+    cluster = Cluster(tmp_path)
+    apply(cluster.args([ALICE, BOB]))
+    assert apply.asked and all(a["secrets"] == [ADMIN_PASSWORD] for a in apply.asked)
+    assert not [a for a in apply.asked if USER_PASSWORD in json.dumps(a)]

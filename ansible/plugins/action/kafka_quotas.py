@@ -70,7 +70,7 @@ class ActionModule(ActionBase):
         try:
             owned = declared_quotas(p["users"], p["defaults"])
             config = command_config(p["admin_user"], p["admin_password"], p["truststore"], p["sasl_mechanism"])
-            runs = self._tool(task_vars, p, [describe_command(p["bootstrap_servers"])], config, secrets, writes=False)
+            runs = self._tool(task_vars, p, [describe_command(p["bootstrap_servers"])], config, writes=False)
             plan = plan_quotas(owned, parse_describe(runs[0]["stdout"]), p["exclusive"])
             commands = [alter_command(p["bootstrap_servers"], change) for change in plan.changes]
             result.update(
@@ -91,7 +91,7 @@ class ActionModule(ActionBase):
             )
             if commands and not self._task.check_mode:
                 writing = True
-                self._tool(task_vars, p, commands, config, secrets, writes=True)
+                self._tool(task_vars, p, commands, config, writes=True)
         except QuotaError as exc:
             # A failed alteration may follow others that went through: changed, as far as is known.
             return self._fail(result, str(exc), secrets, changed=writing)
@@ -99,16 +99,15 @@ class ActionModule(ActionBase):
             self._remove_tmp_path(self._connection._shell.tmpdir)
         return result
 
-    def _tool(
-        self, task_vars: dict | None, p: dict, runs: list[list[str]], config: str, secrets: list[str], writes: bool
-    ) -> list[dict]:
+    def _tool(self, task_vars: dict | None, p: dict, runs: list[list[str]], config: str, writes: bool) -> list[dict]:
         """The runs' results on the task's host; QuotaError when one fails."""
         done = self._execute_module(
             module_name=RUNNER,
             module_args={
                 "runs": runs,
                 "command_config": config,
-                "secrets": secrets,
+                # The only secret the tool has: the users' passwords stay on the controller.
+                "secrets": [p["admin_password"]],
                 "launcher": p["launcher"],
                 "writes": writes,
                 "timeout": p["timeout"],
