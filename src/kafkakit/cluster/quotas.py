@@ -23,6 +23,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from kafkakit.cluster.module_support import text_diff
+
 # Kafka's user quota configs and the type it defines each with (QuotaConfig's user and client
 # quota ConfigDef, the same in 3.9 and 4.x). Kafka refuses a fraction for a LONG quota and, in KRaft
 # mode, any quota at or below 0.
@@ -262,10 +264,7 @@ def lines(quotas: Mapping[Entity, Quotas]) -> list[str]:
 
 
 def diff(plan: QuotaPlan) -> dict[str, str]:
-    return {
-        "before": "".join(f"{x}\n" for x in lines(plan.before)),
-        "after": "".join(f"{x}\n" for x in lines(plan.after)),
-    }
+    return text_diff(lines(plan.before), lines(plan.after))
 
 
 def as_result(quotas: Mapping[Entity, Quotas]) -> dict[str, dict[str, float]]:
