@@ -98,7 +98,7 @@ help:
 # prometheus is here for promtool (rule tests); its package starts a server under systemd, which
 # this machine does not need: it is stopped and disabled right after a fresh install.
 build/.apt-done:
-	@echo "==> apt packages: $(APT_PACKAGES)"
+	@echo "==> [$$(date +%T)] apt packages: $(APT_PACKAGES)"
 	@missing=$$(for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
@@ -109,7 +109,7 @@ build/.apt-done:
 apt: build/.apt-done
 
 $(VENV)/.done: requirements.lock pyproject.toml
-	@echo "==> virtualenv $(VENV) (pinned requirements.lock)"
+	@echo "==> [$$(date +%T)] virtualenv $(VENV) (pinned requirements.lock)"
 	@test -x $(PY) || python3 -m venv $(VENV)
 	@$(PY) -m pip install -q -r requirements.lock
 	@$(PY) -m pip install -q --no-deps -e .
@@ -118,7 +118,7 @@ $(VENV)/.done: requirements.lock pyproject.toml
 venv: $(VENV)/.done
 
 $(ACTIONLINT):
-	@echo "==> actionlint $(ACTIONLINT_VERSION) (Go module proxy)"
+	@echo "==> [$$(date +%T)] actionlint $(ACTIONLINT_VERSION) (Go module proxy)"
 	@test -x "$(GO)" || { echo "actionlint needs Go (set GO=/path/to/go)" >&2; exit 1; }
 	@GOBIN=$(abspath $(dir $@)) GOPROXY=https://proxy.golang.org GOTOOLCHAIN=local CGO_ENABLED=0 \
 	  $(GO) install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
@@ -149,7 +149,7 @@ build/artifacts/confluent_kafka-%-cp311-cp311-manylinux_2_28_x86_64.whl: | $(VEN
 artifacts: $(ARTIFACTS)
 
 image: apt
-	@echo "==> lab base image"
+	@echo "==> [$$(date +%T)] lab base image"
 	@ansible/lab/build-image.sh > build/lab-image.tag && echo "    $$(cat build/lab-image.tag)"
 
 # Two sub-makes side by side, each running its own goals in order ($(1), $(2)); either failing
@@ -166,17 +166,17 @@ setup: apt venv
 
 # --- the lab ---------------------------------------------------------------------------------
 lab-up: setup
-	@echo "==> lab containers and inventory"
+	@echo "==> [$$(date +%T)] lab containers and inventory"
 	@$(ANSIBLE) lab/lab-up.yml -e lab_image=$$(cat ../build/lab-image.tag)
-	@echo "==> the lab's source database (PostgreSQL)"
+	@echo "==> [$$(date +%T)] the lab's source database (PostgreSQL)"
 	@$(ANSIBLE) lab/source-db.yml
 
 site: lab-up
-	@echo "==> site.yml on the lab"
+	@echo "==> [$$(date +%T)] site.yml on the lab"
 	@$(ANSIBLE) site.yml
 
 verify: site
-	@echo "==> verify"
+	@echo "==> [$$(date +%T)] verify"
 	@$(ANSIBLE) verify.yml $(VERIFY_ARGS)
 
 lab: verify
@@ -186,37 +186,37 @@ lab: verify
 # needs the lab (make lab). Only dc3's hosts and the monitoring hosts (they scrape every DC)
 # run site.yml: dc1 and dc2 are not touched. lab-up.yml without lab_dc3 removes it again.
 lab-dc3: setup
-	@echo "==> dc3: containers, then site.yml and verify.yml on dc3 and the monitoring hosts"
+	@echo "==> [$$(date +%T)] dc3: containers, then site.yml and verify.yml on dc3 and the monitoring hosts"
 	@$(ANSIBLE) lab/lab-up.yml -e lab_image=$$(cat ../build/lab-image.tag) -e lab_dc3=true
 	@$(ANSIBLE) site.yml --limit 'dc3:monitoring:localhost'
 	@$(ANSIBLE) verify.yml --limit 'dc3:monitoring:localhost'
 
 lab-dc3-down: setup
-	@echo "==> dc3: containers removed, the monitoring hosts forget it"
+	@echo "==> [$$(date +%T)] dc3: containers removed, the monitoring hosts forget it"
 	@$(ANSIBLE) lab/lab-up.yml -e lab_image=$$(cat ../build/lab-image.tag)
 	@$(ANSIBLE) site.yml --limit 'monitoring:localhost'
 	@rm -rf build/lab/dc3 build/lab/pki/kraft/dc3.yml
 
 lab-down: venv
-	@echo "==> removing the lab (the base image stays)"
+	@echo "==> [$$(date +%T)] removing the lab (the base image stays)"
 	@$(ANSIBLE) lab/lab-down.yml
 
 lab-clean: venv
-	@echo "==> removing the lab and its base images"
+	@echo "==> [$$(date +%T)] removing the lab and its base images"
 	@$(ANSIBLE) lab/lab-down.yml -e lab_remove_images=true
 
 # --- benchmark (issue #8) ---------------------------------------------------------------------
 # The perf tools run on this machine (the controller) from the kit's own archive: libs/ only,
 # started with java -cp by the harness.
 $(BENCH_KAFKA)/.done: build/artifacts/kafka_2.13-$(KAFKA_VERSION).tgz
-	@echo "==> Kafka tools for the bench: $(BENCH_KAFKA)"
+	@echo "==> [$$(date +%T)] Kafka tools for the bench: $(BENCH_KAFKA)"
 	@mkdir -p build/bench && tar -xzf $< -C build/bench && touch $@
 
 # The BENCH PLAINTEXT listener exists only while the bench runs: a per-broker dynamic overlay
 # (ansible/lab/bench-listener.yml, no restart, server.properties untouched). The EXIT trap turns
 # it off whatever happens (a failed run, a failed step on the way on, Ctrl-C), and keeps the exit code.
 bench: lab $(BENCH_KAFKA)/.done
-	@echo "==> bench: BENCH listener on in $(BENCH_DC), then clients, kraft-vs-zk and cdc, MirrorMaker 2, timings; listener off"
+	@echo "==> [$$(date +%T)] bench: BENCH listener on in $(BENCH_DC), then clients, kraft-vs-zk and cdc, MirrorMaker 2, timings; listener off"
 	@trap 'rc=$$?; echo "==> bench: BENCH listener off"; $(call BENCH_LISTENER,off) || rc=1; exit $$rc' EXIT; \
 	trap 'exit 130' INT TERM; \
 	$(call BENCH_LISTENER,on); \
@@ -235,8 +235,9 @@ bench: lab $(BENCH_KAFKA)/.done
 
 # --- tests -----------------------------------------------------------------------------------
 unit: venv
-	@echo "==> unit tests"
+	@echo "==> [$$(date +%T)] unit tests"
 	@$(PY) -m pytest -q tests/unit $(PYTEST_ARGS)
+	@echo "==> [$$(date +%T)] unit tests passed"
 
 # While the set-up waits on downloads (Maven, PyPI, debootstrap), lint and the unit tests run beside
 # it: one sub-make builds the artifacts and then runs the unit tests (some read the Kafka archives),
@@ -249,16 +250,16 @@ test: apt venv
 
 # The contract tier: every test file of tests/integration outside scenarios/.
 integration: lab
-	@echo "==> contract tests against the lab"
+	@echo "==> [$$(date +%T)] contract tests against the lab"
 	@$(PY) -m pytest tests/integration --ignore=tests/integration/scenarios $(PYTEST_ARGS)
 
 # The scenario tier (SCENARIOS above).
 test-scenarios: lab
-	@echo "==> every scenario against the lab"
+	@echo "==> [$$(date +%T)] every scenario against the lab"
 	@$(PY) -m pytest tests/integration/scenarios $(PYTEST_ARGS)
 
 $(SCENARIO_TARGETS): lab
-	@echo "==> scenario $(@:test-%=%)"
+	@echo "==> [$$(date +%T)] scenario $(@:test-%=%)"
 	@$(PY) -m pytest $$($(PY) -m kafkakit.tooling.tiers files $(@:test-%=%)) $(PYTEST_ARGS)
 
 # The scenarios whose code changed since BASE (a commit, a branch): make test-affected BASE=main
@@ -279,8 +280,9 @@ docs: venv
 	@$(PY) -m kafkakit.tooling.specdoc --write docs/variables.md
 
 lint: venv actionlint
-	@echo "==> lint"
+	@echo "==> [$$(date +%T)] lint"
 	@$(VENV)/bin/ruff check .
 	@$(VENV)/bin/yamllint -s .
 	@cd ansible && PYTHONWARNINGS=ignore::DeprecationWarning ANSIBLE_CONFIG=ansible.cfg ../$(VENV)/bin/ansible-lint --profile production -q
 	@$(ACTIONLINT)
+	@echo "==> [$$(date +%T)] lint passed"
