@@ -51,7 +51,11 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("rotation", ("test_rotation.py",), "CA rotation and certificate renewal under load"),
     Scenario("upgrade", ("test_upgrade.py",), "the KRaft data centre rolled to the next release under load"),
     Scenario("scale", ("test_scale.py",), "a broker added, partitions moved onto it, then removed, under load"),
-    Scenario("faults", ("test_faults.py",), "the fault matrix: ZooKeeper, hosts paused and stopped, the roll"),
+    Scenario(
+        "faults",
+        ("test_faults.py", "test_quota_restart.py"),
+        "the fault matrix: ZooKeeper, hosts paused and stopped, the roll; a quota across its broker's restart",
+    ),
     Scenario("controllers", ("test_controllers.py",), "KRaft controllers added, removed and replaced"),
     Scenario("migration", ("test_migration.py",), "ZooKeeper to KRaft, rolled back, migrated again, upgraded"),
     Scenario("dr", ("test_dr.py",), "MirrorMaker 2 restarts, its lag check, the DR drill"),
