@@ -20,7 +20,6 @@ from kafkakit.monitoring.prometheus import JMX_PORTS
 from tests.integration.conftest import wait_until
 from tests.integration.connect_lab import DC, PORT, WORKERS, admin_tls, env, url
 from tests.integration.lab import ROOT, Host, Lab, properties
-from tests.integration.playbooks import playbook_process, run_playbook
 from tests.selfsigned import self_signed
 
 LAB = Lab()
@@ -201,62 +200,3 @@ def test_the_workers_secrets_are_for_the_service_only():
     # The admin's client key stays on the controller, for its user only.
     assert Path(env()["CONNECT_KEY"]).stat().st_mode & 0o077 == 0
     assert not host.file(env()["CONNECT_KEY"]).exists
-
-
-def _worker_starts() -> dict[str, str]:
-    return {w.name: LAB.unit_started(w, "kafka-connect") for w in WORKERS}
-
-
-def _heartbeat_config() -> dict[str, str]:
-    """MirrorHeartbeatConnector on dc1 itself: a built-in connector whose task needs a
-    transactional id (exactly-once source support) that the workers' principal is not granted."""
-    bootstrap = LAB.client_conf(DC)["bootstrap.servers"]
-    return {
-        "connector.class": "org.apache.kafka.connect.mirror.MirrorHeartbeatConnector",
-        "source.cluster.alias": DC,
-        "target.cluster.alias": DC,
-        "source.cluster.bootstrap.servers": bootstrap,
-        "target.cluster.bootstrap.servers": bootstrap,
-        "tasks.max": "1",
-    }
-
-
-def test_the_roll_refuses_while_a_task_failed_and_passes_its_gate_once_nothing_failed():
-    tls = admin_tls()
-    name = "kafkakit-failing-probe"
-    before = _worker_starts()
-    request(url(WORKERS[0]), "POST", "/connectors", tls, {"name": name, "config": _heartbeat_config()})
-    try:
-        # The task fails at once: its transactional id is not the workers' principal's to use.
-        def failed_task() -> str:
-            try:
-                status = request(url(WORKERS[0]), "GET", f"/connectors/{name}/status", tls)[1]
-            except RestError as exc:  # no status yet, right after the creation
-                assert exc.status == 404, exc
-                return ""
-            return next((t.get("trace", "") for t in status["tasks"] if t["state"] == "FAILED"), "")
-
-        wait_until("the probe's task to fail", lambda: bool(failed_task()), timeout=120)
-        assert "TransactionalIdAuthorizationException" in failed_task()
-        proc = playbook_process("ops/rolling-restart.yml", "-e", "restart_service=kafka_connect", "-e", f"roll_dc={DC}")
-        assert proc.returncode != 0, "the Connect roll started with a failed task"
-        assert "refusing to roll kafka_connect" in proc.stdout
-        assert f"task {name}-0 FAILED on" in proc.stdout
-        assert "-e roll_allow_unhealthy=true" in proc.stdout
-        assert _worker_starts() == before, "a worker was restarted anyway"
-    finally:
-        request(url(WORKERS[0]), "DELETE", f"/connectors/{name}", tls)
-    # Positive control: with nothing failed the same roll passes its gate and names every worker in
-    # its order (its health gate alone; the roll itself, restarting one worker at a time under
-    # load, is the scenario tests/integration/scenarios/test_connect_cdc.py).
-    out = run_playbook(
-        "ops/rolling-restart.yml",
-        "-e",
-        "restart_service=kafka_connect",
-        "-e",
-        f"roll_dc={DC}",
-        "-e",
-        "roll_check_only=true",
-    )
-    assert f"roll of kafka_connect: order {','.join(w.name for w in WORKERS)}" in out
-    assert _worker_starts() == before

@@ -1,11 +1,13 @@
-"""Day-2 operations on the lab: the roll's health gate and order. The rolling restart under load is
-a scenario (scenarios/test_faults.py::test_the_rolling_restart); dry runs are in test_idempotence.py."""
+"""Day-2 operations on the lab: the roll's health gate and its order, read without a restart
+(roll_check_only). The rolls themselves are scenarios (scenarios/test_faults.py: the brokers' under
+load, ZooKeeper's with its leader last); dry runs are in test_idempotence.py."""
 
 from __future__ import annotations
 
-from kafkakit.cluster.admin import cluster_health
+import re
+
+from kafkakit.cluster.admin import cluster_health, wait_healthy
 from tests.integration.conftest import controller_id, fresh_admin, wait_until
-from tests.integration.faults import zookeeper_mode
 from tests.integration.playbooks import playbook_process, restart_order, roll_leaders, run_playbook
 
 
@@ -35,29 +37,18 @@ def test_the_roll_refuses_to_start_on_an_unhealthy_cluster(lab, client_conf, hea
     finally:
         lab.testinfra(victim).run_test("systemctl start kafka")
 
-
-def test_the_zookeeper_roll_refuses_an_incomplete_ensemble_and_otherwise_restarts_the_leader_last(lab):
-    servers = {z.name: lab.testinfra(z) for z in lab.zookeepers("dc1")}
-    roll = ("ops/rolling-restart.yml", "-e", "roll_dc=dc1", "-e", "restart_service=zookeeper")
-    leader = next(name for name, host in servers.items() if zookeeper_mode(host) == "leader")
-    follower = next(name for name in servers if name != leader)
-    servers[follower].run_test("systemctl stop zookeeper")
-    try:
-        proc = playbook_process(*roll)
-        assert proc.returncode != 0, "the roll started with a ZooKeeper server down"
-        assert "refusing to roll zookeeper" in proc.stdout
-        assert f"dc1: ZooKeeper servers not serving ['{follower}']" in proc.stdout
-        assert restart_order(proc.stdout, "zookeeper") == []
-    finally:
-        servers[follower].run_test("systemctl start zookeeper")
-        wait_until("server rejoined", lambda: zookeeper_mode(servers[follower]) in ("leader", "follower"))
-
-    # Positive control: with every server serving, the same roll goes through, the leader last.
-    output = run_playbook(*roll)
-    order = restart_order(output, "zookeeper")
-    assert sorted(order) == sorted(servers), order
-    # The leader as the roll read it (the plan parses each server's `srvr`): last, and one server.
-    leaders = roll_leaders(output, "zookeeper")
-    assert leaders == [order[-1]], f"the leader the roll read, {leaders}, not last: {order}"
-    modes = sorted(zookeeper_mode(h) for h in servers.values())
-    assert modes == ["follower", "follower", "leader"], modes
+    # Positive control: with every broker back and nothing under-replicated, the same roll passes
+    # its gate and reports its order, every dc1 broker and the controller it read last (its health
+    # gate alone: the roll itself is scenarios/test_faults.py::test_the_rolling_restart).
+    ids = [b.broker_id for b in lab.brokers("dc1")]
+    assert wait_healthy(fresh_admin(client_conf), ids, timeout=300).healthy(ids)
+    output = run_playbook("ops/rolling-restart.yml", "-e", "roll_dc=dc1", "-e", "roll_check_only=true")
+    order = re.search(r"roll of kafka_broker:\s+order\s+(\S+)", output)
+    assert order, output[-3000:]
+    hosts = order.group(1).split(",")
+    assert sorted(hosts) == sorted(b.name for b in lab.brokers("dc1")), hosts
+    assert roll_leaders(output) == [hosts[-1]], (
+        f"the controller the roll read, {roll_leaders(output)}, not last: {hosts}"
+    )
+    assert restart_order(output) == []
+    assert {name: started_at(h) for name, h in others.items()} == before, "the check-only roll restarted a broker"

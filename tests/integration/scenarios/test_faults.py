@@ -1,6 +1,7 @@
 """The fault matrix under load, with zero-loss accounting (tests/integration/faults.py): a
 ZooKeeper leader SIGKILLed and back with diverged epochs, a broker host paused then stopped and
-started, a KRaft controller host stopped and started, the rolling restart. The contract tier keeps
+started, a KRaft controller host stopped and started, the rolling restart; and the ZooKeeper roll,
+refused with a server down, then through with its leader last. The contract tier keeps
 one SIGKILL per metadata mode (tests/integration/test_faults.py, test_kraft_quorum.py)."""
 
 from __future__ import annotations
@@ -157,3 +158,35 @@ def test_the_rolling_restart(lab, client_conf, healthy_after):
     # The controller as the roll read it: one read earlier may be stale by the roll's start.
     assert leaders == [order[-1]], f"the controller the roll read, {leaders}, not last: {order}"
     assert_clean(outcome)
+
+
+def test_the_zookeeper_roll_refuses_an_incomplete_ensemble_and_otherwise_restarts_the_leader_last(lab):
+    servers = {z.name: lab.testinfra(z) for z in lab.zookeepers("dc1")}
+    roll = ("ops/rolling-restart.yml", "-e", "roll_dc=dc1", "-e", "restart_service=zookeeper")
+    leader = next(name for name, host in servers.items() if zookeeper_mode(host) == "leader")
+    follower = next(name for name in servers if name != leader)
+    servers[follower].run_test("systemctl stop zookeeper")
+    try:
+        proc = playbook_process(*roll)
+        assert proc.returncode != 0, "the roll started with a ZooKeeper server down"
+        assert "refusing to roll zookeeper" in proc.stdout
+        assert f"dc1: ZooKeeper servers not serving ['{follower}']" in proc.stdout
+        assert restart_order(proc.stdout, "zookeeper") == []
+    finally:
+        servers[follower].run_test("systemctl start zookeeper")
+        wait_until("server rejoined", lambda: zookeeper_mode(servers[follower]) in ("leader", "follower"))
+
+    # Positive control: with every server serving, the same roll goes through, the leader last.
+    began = time.monotonic()
+    output = run_playbook(*roll)
+    order = restart_order(output, "zookeeper")
+    account(
+        f"ZooKeeper roll of dc1 refused with {follower} down; then {' -> '.join(order)} "
+        f"(leader read: {roll_leaders(output, 'zookeeper')}) in {time.monotonic() - began:.0f} s"
+    )
+    assert sorted(order) == sorted(servers), order
+    # The leader as the roll read it (the plan parses each server's `srvr`): last, and one server.
+    leaders = roll_leaders(output, "zookeeper")
+    assert leaders == [order[-1]], f"the leader the roll read, {leaders}, not last: {order}"
+    modes = sorted(zookeeper_mode(h) for h in servers.values())
+    assert modes == ["follower", "follower", "leader"], modes
