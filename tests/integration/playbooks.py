@@ -95,13 +95,18 @@ def restart_order(output: str, unit: str = "kafka") -> list[str]:
     return [host for u, host in re.findall(r"^TASK \[roll : Restart (\S+) on (\S+)\]", output, re.M) if u == unit]
 
 
-def roll_leaders(output: str, service: str = "kafka_broker") -> list[str]:
-    """The hosts the roll of `service` (roles/roll's roll_services: kafka_broker, zookeeper, ...)
-    read as leaders (ZooKeeper leader, ZooKeeper-mode controller) and so put last, from its
-    "Report the order of the roll" line."""
-    found = re.search(rf"roll of {re.escape(service)}:\s+order\s+\S*\s+leaders\s+read\s+([\w,.-]*)", output)
+def roll_report(output: str, service: str = "kafka_broker") -> tuple[list[str], list[str]]:
+    """The order the roll of `service` (roles/roll's roll_services: kafka_broker, zookeeper, ...)
+    planned and the hosts it read as leaders (ZooKeeper leader, ZooKeeper-mode controller) and so
+    put last, from its "Report the order of the roll" line (printed by a check-only roll too)."""
+    found = re.search(rf"roll of {re.escape(service)}:\s+order\s+(\S*)\s+leaders\s+read\s+([\w,.-]*)", output)
     assert found, f"no roll report of {service} in the output"
-    return [h for h in found.group(1).split(",") if h]
+    return [h for h in found.group(1).split(",") if h], [h for h in found.group(2).split(",") if h]
+
+
+def roll_leaders(output: str, service: str = "kafka_broker") -> list[str]:
+    """The hosts the roll of `service` read as leaders (roll_report)."""
+    return roll_report(output, service)[1]
 
 
 def module_process(host: str, module: str, args: dict) -> subprocess.CompletedProcess[str]:

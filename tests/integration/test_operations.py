@@ -4,11 +4,9 @@ load, ZooKeeper's with its leader last); dry runs are in test_idempotence.py."""
 
 from __future__ import annotations
 
-import re
-
 from kafkakit.cluster.admin import cluster_health, wait_healthy
 from tests.integration.conftest import controller_id, fresh_admin, wait_until
-from tests.integration.playbooks import playbook_process, restart_order, roll_leaders, run_playbook
+from tests.integration.playbooks import playbook_process, restart_order, roll_report, run_playbook
 
 
 def started_at(host) -> str:  # noqa: ANN001 - testinfra host
@@ -43,12 +41,8 @@ def test_the_roll_refuses_to_start_on_an_unhealthy_cluster(lab, client_conf, hea
     ids = [b.broker_id for b in lab.brokers("dc1")]
     assert wait_healthy(fresh_admin(client_conf), ids, timeout=300).healthy(ids)
     output = run_playbook("ops/rolling-restart.yml", "-e", "roll_dc=dc1", "-e", "roll_check_only=true")
-    order = re.search(r"roll of kafka_broker:\s+order\s+(\S+)", output)
-    assert order, output[-3000:]
-    hosts = order.group(1).split(",")
+    hosts, leaders = roll_report(output)
     assert sorted(hosts) == sorted(b.name for b in lab.brokers("dc1")), hosts
-    assert roll_leaders(output) == [hosts[-1]], (
-        f"the controller the roll read, {roll_leaders(output)}, not last: {hosts}"
-    )
+    assert leaders == [hosts[-1]], f"the controller the roll read, {leaders}, not last: {hosts}"
     assert restart_order(output) == []
     assert {name: started_at(h) for name, h in others.items()} == before, "the check-only roll restarted a broker"
