@@ -34,7 +34,9 @@ def live_line(nodeid: str, seconds: float, elapsed: float) -> str:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.pluginmanager.register(LiveDurations(config), "kafkakit-live-durations")
+    # Under pytest-xdist (the unit tier) the workers' reports reach the controller, which prints them.
+    if not hasattr(config, "workerinput"):
+        config.pluginmanager.register(LiveDurations(config), "kafkakit-live-durations")
 
 
 class LiveDurations:
