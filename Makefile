@@ -44,7 +44,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
 # The scenario tier: the long proofs, all of them or one at a time (src/kafkakit/tooling/tiers.py maps
 # each to its test files and, from them, to the code it exercises).
-SCENARIOS := rotation upgrade scale faults controllers migration dr connect disk-full spark-pipeline
+SCENARIOS := rotation upgrade scale faults controllers migration dr connect disk-full spark-pipeline alerts drift
 SCENARIO_TARGETS := $(addprefix test-,$(SCENARIOS))
 
 # make bench (issue #8): the knobs. BENCH_CASES is the default subset of the plan that still
@@ -78,7 +78,7 @@ BENCH_LISTENER = (cd ansible && ANSIBLE_CONFIG=ansible.cfg ../$(VENV)/bin/ansibl
                   -e bench_dc=$(BENCH_DC) -e bench_port=$(BENCH_PLAINTEXT_PORT) -e bench_listener=$(1))
 
 .PHONY: help setup apt venv artifacts image lab lab-up lab-down lab-clean lab-dc3 lab-dc3-down site verify test \
-        test-scenarios test-affected $(SCENARIO_TARGETS) unit integration contract lint actionlint bench versions
+        test-scenarios test-affected $(SCENARIO_TARGETS) unit integration lint actionlint bench versions
 
 help:
 	@echo "make lab       deploy the local two-DC lab (podman) with site.yml and verify it"
@@ -154,8 +154,8 @@ image: apt
 
 # Two sub-makes side by side, each running its own goals in order ($(1), $(2)); either failing
 # fails the step once both have ended. $(3), when given, takes the first one's output, printed at
-# the end instead of interleaved; $(4), when given, is a command the first one runs under (nice). `make -j` is not used: two Maven runs must not share ~/.m2 at once.
-BESIDE = $(4) $(MAKE) --no-print-directory $(1) $(if $(3),> $(3) 2>&1) & first=$$!; rc=0; \
+# the end instead of interleaved. `make -j` is not used: two Maven runs must not share ~/.m2 at once.
+BESIDE = $(MAKE) --no-print-directory $(1) $(if $(3),> $(3) 2>&1) & first=$$!; rc=0; \
 	$(MAKE) --no-print-directory $(2) || rc=$$?; \
 	wait $$first || rc=$$?; $(if $(3),cat $(3);) exit $$rc
 
@@ -244,21 +244,18 @@ unit: venv
 	@$(PY) -m pytest -q -n $(UNIT_WORKERS) --dist loadfile tests/unit $(PYTEST_ARGS)
 	@echo "==> [$$(date +%T)] unit tests passed"
 
-# The cold lab first (its deploy keeps both cores busy), then the contract tests and, beside them at
-# the lowest CPU priority, lint and the unit tests: the contract tests mostly wait on the lab (a
-# failover, an alert, a Spark batch), and the checks take the cores they leave idle. The checks'
-# output is printed once both have ended.
+# While the set-up waits on downloads (Maven, PyPI, debootstrap), lint and the unit tests run beside
+# it: one sub-make builds the artifacts and then runs the unit tests (some read the Kafka archives),
+# the other builds the base image and then lints. Nothing runs beside the lab's deploy or its
+# tests: they keep the machine's 2 cores busy most of the time, and work beside them (even at
+# nice 19) slowed them about as much as it saved.
 test: apt venv
 	@mkdir -p build/test-logs
-	@$(MAKE) --no-print-directory lab VERIFY_ARGS="-e verify_spark_smoke=false"
-	@$(call BESIDE,lint unit,contract,build/test-logs/checks.log,nice -n 19)
+	@$(call BESIDE,artifacts unit,image lint,build/test-logs/unit.log)
+	@$(MAKE) --no-print-directory integration VERIFY_ARGS="-e verify_spark_smoke=false"
 
-# The contract tier: every test file of tests/integration outside scenarios/ (`contract` runs it
-# on the lab as it is, `integration` deploys it first).
+# The contract tier: every test file of tests/integration outside scenarios/.
 integration: lab
-	@$(MAKE) --no-print-directory contract
-
-contract: venv
 	@echo "==> [$$(date +%T)] contract tests against the lab"
 	@$(PY) -m pytest tests/integration --ignore=tests/integration/scenarios $(PYTEST_ARGS)
 

@@ -290,3 +290,18 @@ AUTHZ = {
 
 def denied(err: KafkaError | None) -> bool:
     return err is not None and err.code() in AUTHZ
+
+
+def read_error(conf: dict[str, str], topic: str, group: str, protocol: str = "classic") -> KafkaError | None:
+    """The first error a consumer in `group` meets reading `topic`, or None once it gets a record."""
+    c = consumer(conf, group, protocol=protocol)
+    c.subscribe([topic])
+    try:
+        for _ in range(40):
+            msg = c.poll(0.5)
+            if msg is None:
+                continue
+            return msg.error()  # None for a real record
+        return KafkaError(KafkaError._TIMED_OUT)
+    finally:
+        c.close()

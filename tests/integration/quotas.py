@@ -13,11 +13,13 @@ import time
 from dataclasses import dataclass, field
 
 import pytest
+import yaml
 from confluent_kafka import KafkaError, Message, Producer
 
 from kafkakit.cluster.admin import read_client_conf
 from tests.integration.accounting import account
-from tests.integration.lab import CLIENT_DIR, Lab
+from tests.integration.lab import CLIENT_DIR, ROOT, Lab
+from tests.integration.playbooks import module_process, module_result
 
 QUOTA_USER = "quota-writer"
 QUOTA_TOPIC = "quota-test"  # one partition: one broker leads it, and enforces the whole quota
@@ -177,3 +179,27 @@ def assert_held_to_its_quota(lab: Lab, dc: str, control_topic: str, when: str = 
     # The positive control: the same client and settings, beside it all along, without a quota.
     assert free.first_throttle() is None and free.stats_throttle_ms == 0
     assert free.rate() >= quota * CONTROL_FACTOR, f"{free.rate():.0f} B/s: the control is too slow to prove anything"
+
+
+def apply_quotas(lab: Lab, dc: str, quotas: dict | None) -> dict:
+    """kafka_quotas on the DC's first broker for quota-writer only (no other user's quotas are
+    owned, nothing is exclusive), as roles/kafka_resources/tasks/quotas.yml runs it. The admin's
+    password is a template Ansible fills from the inventory: it is on no command line."""
+    host = lab.brokers(dc)[0].name
+    conf = lab.client_conf(dc)
+    pki = (
+        lab.group_vars(dc).get("kafka_pki_dir")
+        or yaml.safe_load((ROOT / "roles/kafka_common/defaults/main.yml").read_text())["kafka_pki_dir"]
+    )
+    args = {
+        "bootstrap_servers": conf["bootstrap.servers"],
+        "admin_user": conf["sasl.username"],
+        "admin_password": "{{ kafka_admin_password }}",
+        "truststore": f"{pki}/ca.crt",
+        "users": [{"name": QUOTA_USER, "quotas": quotas}],
+    }
+    proc = module_process(host, "kafka_quotas", args)
+    assert proc.stdout.strip(), proc.stderr[-2000:]
+    result = module_result(proc, host)
+    assert not result.get("failed"), result.get("msg")
+    return result

@@ -1,6 +1,7 @@
 """ACLs as code, checked with the users' own client configs (written by site.yml from the
 inventory's kafka_users / kafka_acls): deny by default, read-only, prefixed grants. In every data
-centre: AclAuthorizer in dc1 (ZooKeeper), StandardAuthorizer in dc2 (KRaft)."""
+centre: AclAuthorizer in dc1 (ZooKeeper), StandardAuthorizer in dc2 (KRaft). A binding added by hand
+and removed by the next run is the drift scenario (scenarios/test_drift.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,7 @@ from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from kafkakit.cluster.admin import read_client_conf
-from tests.integration.clients import consumer, denied, produce_one, produce_sequence
-from tests.integration.conftest import wait_until
+from tests.integration.clients import denied, produce_one, produce_sequence, read_error
 from tests.integration.lab import CLIENT_DIR, Lab
 
 pytestmark = pytest.mark.every_dc
@@ -32,21 +32,6 @@ def user_conf(lab: Lab, dc: str) -> Callable[[str], dict[str, str]]:
         return read_client_conf(CLIENT_DIR / dc / "users" / f"{name}.conf")
 
     return conf
-
-
-def read_error(conf: dict[str, str], topic: str, group: str, protocol: str = "classic") -> KafkaError | None:
-    """The first error a consumer in `group` meets reading `topic`, or None once it gets a record."""
-    c = consumer(conf, group, protocol=protocol)
-    c.subscribe([topic])
-    try:
-        for _ in range(40):
-            msg = c.poll(0.5)
-            if msg is None:
-                continue
-            return msg.error()  # None for a real record
-        return KafkaError(KafkaError._TIMED_OUT)
-    finally:
-        c.close()
 
 
 def create_error(conf: dict[str, str], topic: str) -> KafkaError | None:
@@ -119,67 +104,3 @@ def test_a_prefixed_acl_grants_exactly_its_prefix(user_conf):
     assert denied(produce_one(team, "orders"))
     team_admin = AdminClient(team)
     team_admin.delete_topics([inside])[inside].result(timeout=30)
-
-
-def test_site_check_diff_shows_an_acl_drift_and_the_next_run_removes_it(lab: Lab):
-    """An undeclared binding added by hand in every data centre (one per metadata mode, so both
-    authorizers) is shown by one --check --diff and removed by the next site.yml run."""
-    from confluent_kafka.admin import (
-        AclBinding,
-        AclBindingFilter,
-        AclOperation,
-        AclPermissionType,
-        ResourcePatternType,
-        ResourceType,
-    )
-
-    from tests.integration.conftest import fresh_admin
-    from tests.integration.playbooks import run_site
-
-    rogue = AclBinding(
-        ResourceType.TOPIC,
-        "orders",
-        ResourcePatternType.LITERAL,
-        "User:no-acl",
-        "*",
-        AclOperation.READ,
-        AclPermissionType.ALLOW,
-    )
-    dcs = lab.data_centres()
-    assert {lab.metadata_mode(dc) for dc in dcs} == {"zookeeper", "kraft"}, dcs
-    admins = {dc: fresh_admin(lab.client_conf(dc)) for dc in dcs}
-    no_acl = {dc: read_client_conf(CLIENT_DIR / dc / "users" / "no-acl.conf") for dc in dcs}
-
-    # READ implies DESCRIBE: while the binding exists, the user sees the topic in the metadata
-    # (a broker lists only the topics a principal may describe), and without it sees nothing.
-    def sees_orders(dc: str) -> bool:
-        return "orders" in AdminClient(no_acl[dc]).list_topics(timeout=10).topics
-
-    assert not any(sees_orders(dc) for dc in dcs)
-    try:
-        for dc in dcs:
-            admins[dc].create_acls([rogue])[rogue].result(timeout=20)
-            wait_until(f"the rogue binding in force in {dc}", lambda dc=dc: sees_orders(dc), 30)
-        check = run_site("--check", "--diff", "--tags", "acls")
-        # The diff's removed line, and the count the role gives first (the lab sets kafka_acls_exclusive).
-        assert check.count("-User:no-acl ALLOW READ topic:orders") == len(dcs), check[-3000:]
-        for dc in dcs:
-            assert f"undeclared ACL binding(s) in {dc}: removing them" in check
-            assert sees_orders(dc), f"--check removed the binding in {dc}"
-        run_site("--tags", "acls")
-        for dc in dcs:
-            wait_until(f"the rogue binding gone in {dc}", lambda dc=dc: not sees_orders(dc), 30)
-            assert read_error(no_acl[dc], "orders", "orders-after-cleanup") is not None
-    finally:
-        # Whatever failed above, no binding of this test stays behind.
-        found = AclBindingFilter(
-            ResourceType.TOPIC,
-            "orders",
-            ResourcePatternType.LITERAL,
-            "User:no-acl",
-            None,
-            AclOperation.ANY,
-            AclPermissionType.ANY,
-        )
-        for admin in admins.values():
-            admin.delete_acls([found])[found].result(timeout=20)

@@ -1,5 +1,6 @@
-"""MirrorMaker 2 from dc1 to dc2, run by the mirrormaker2 role on dc2-mm2-1 (pull model). Its faults and
-the DR drill are a scenario (scenarios/test_dr.py, `make test-dr`)."""
+"""MirrorMaker 2 from dc1 to dc2, run by the mirrormaker2 role on dc2-mm2-1 (pull model). Its faults,
+the DR drill and a group resuming from its translated offsets are the dr scenario
+(scenarios/test_dr.py, scenarios/test_mirror_offsets.py, `make test-dr`)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,11 @@ import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import ConfigResource, ResourceType
 
-from kafkakit.mirror import dr_drill
 from tests.integration.accounting import account
 from tests.integration.clients import produce_sequence, read_all
 from tests.integration.conftest import fresh_admin, wait_until
 from tests.integration.lab import ROOT, Lab
-from tests.integration.mirror import MIRROR_PREFIX, REFRESH_S, SOURCE, TARGET, remote, split, topic_partitions
+from tests.integration.mirror import REFRESH_S, SOURCE, TARGET, remote, topic_partitions
 
 
 def test_mm2_finds_kafkas_connectors_by_their_manifests_without_scanning_classes(lab: Lab):
@@ -56,48 +56,6 @@ def test_keyed_messages_all_arrive_in_order_per_partition(client_conf, dc2_conf,
     for key in keys:
         in_order = [int(m.value().decode().split(":")[1]) for m in got if m.key().decode() == key]
         assert in_order == sorted(in_order), f"key {key} out of order in {TARGET}"
-
-
-def test_a_group_resumes_in_dc2_from_its_translated_offsets_without_skipping(client_conf, dc2_conf, mirrored_topic):
-    topic = mirrored_topic(partitions=6)
-    wait_until("mirrored topic", lambda: topic_partitions(dc2_conf, remote(topic)) == 6, 3 * REFRESH_S + 30)
-    src_bootstrap, admin_conf = split(client_conf)
-    prepared = dr_drill.prepare(
-        source=SOURCE,
-        source_bootstrap=src_bootstrap,
-        target_bootstrap=split(dc2_conf)[0],
-        client_config=admin_conf,
-        topic=topic,
-        target_topic=remote(topic),
-        group_prefix=f"{MIRROR_PREFIX}group-",
-        messages=1500,
-        consume_first=500,
-        partitions=6,
-        replication_factor=3,
-        wait_seconds=120,
-    )
-    assert len(prepared.consumed) == 500
-    assert prepared.lag_before_failover == 0
-    assert prepared.seconds_to_translate >= 0, f"offsets not translated into {TARGET}: {prepared.translated}"
-    # A translated offset never lies beyond what the group had consumed in dc1.
-    assert sum(prepared.translated.values()) <= sum(prepared.committed.values())
-
-    report = dr_drill.failover(
-        target_bootstrap=split(dc2_conf)[0],
-        client_config=admin_conf,
-        target_topic=remote(topic),
-        run_id=prepared.run_id,
-        group=prepared.group,
-        produced=prepared.produced,
-        consumed_in_source=prepared.consumed,
-        translated=prepared.translated,
-        seconds_to_translate=prepared.seconds_to_translate,
-        timeout=90,
-    )
-    assert report.skipped == 0, report.skipped_seqs
-    # Resuming from the translated offsets, not from the beginning: far fewer than all 500 again.
-    assert report.delivered_twice < 500
-    account(f"resumed in {TARGET}: {report.delivered_in_target} delivered, {report.delivered_twice} twice")
 
 
 def mm2_conf(lab: Lab, dc: str) -> dict[str, str]:

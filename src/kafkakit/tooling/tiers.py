@@ -58,7 +58,11 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario("controllers", ("test_controllers.py",), "KRaft controllers added, removed and replaced"),
     Scenario("migration", ("test_migration.py",), "ZooKeeper to KRaft, rolled back, migrated again, upgraded"),
-    Scenario("dr", ("test_dr.py",), "MirrorMaker 2 restarts, its lag check, the DR drill"),
+    Scenario(
+        "dr",
+        ("test_dr.py", "test_mirror_offsets.py"),
+        "MirrorMaker 2 restarts, its lag check, the DR drill, a group resumed from its translated offsets",
+    ),
     Scenario(
         "connect",
         ("test_connect_cdc.py", "test_connector_states.py"),
@@ -67,6 +71,12 @@ SCENARIOS: tuple[Scenario, ...] = (
         also=("roles/postgresql", "spark-jobs/cdc.py"),
     ),
     Scenario("disk-full", ("test_disk_full.py",), "a broker's data disk filled, alerted on and recovered"),
+    Scenario("alerts", ("test_alerts.py",), "a stalled consumer group's lag growing in Prometheus and alerted on"),
+    Scenario(
+        "drift",
+        ("test_drift.py",),
+        "an ACL binding added by hand shown by --check --diff and removed; a declared quota changed and removed",
+    ),
     Scenario(
         "spark-pipeline",
         ("test_spark_pipeline.py",),
