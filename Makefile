@@ -44,7 +44,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
 # The scenario tier: the long proofs, all of them or one at a time (src/kafkakit/tooling/tiers.py maps
 # each to its test files and, from them, to the code it exercises).
-SCENARIOS := rotation upgrade scale faults controllers migration dr connect disk-full spark-pipeline alerts drift
+SCENARIOS := rotation upgrade scale faults controllers migration dr connect disk-full alerts drift spark-pipeline
 SCENARIO_TARGETS := $(addprefix test-,$(SCENARIOS))
 
 # make bench (issue #8): the knobs. BENCH_CASES is the default subset of the plan that still
