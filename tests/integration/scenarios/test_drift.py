@@ -8,30 +8,27 @@ tests/integration/test_acls.py, test_quotas.py.)"""
 from __future__ import annotations
 
 import pytest
-from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin import (
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
+    AdminClient,
+    ResourcePatternType,
+    ResourceType,
+)
 
 from kafkakit.cluster.admin import read_client_conf
 from tests.integration.clients import read_error
-from tests.integration.conftest import wait_until
+from tests.integration.conftest import fresh_admin, wait_until
 from tests.integration.lab import CLIENT_DIR, Lab
+from tests.integration.playbooks import run_site
 from tests.integration.quotas import QUOTA_USER, apply_quotas, declared
 
 
 def test_site_check_diff_shows_an_acl_drift_and_the_next_run_removes_it(lab: Lab):
     """An undeclared binding added by hand in every data centre (one per metadata mode, so both
     authorizers) is shown by one --check --diff and removed by the next site.yml run."""
-    from confluent_kafka.admin import (
-        AclBinding,
-        AclBindingFilter,
-        AclOperation,
-        AclPermissionType,
-        ResourcePatternType,
-        ResourceType,
-    )
-
-    from tests.integration.conftest import fresh_admin
-    from tests.integration.playbooks import run_site
-
     rogue = AclBinding(
         ResourceType.TOPIC,
         "orders",
