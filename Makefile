@@ -247,8 +247,8 @@ unit: venv
 # While the set-up waits on downloads (Maven, PyPI, debootstrap), lint and the unit tests run beside
 # it: one sub-make builds the artifacts and then runs the unit tests (some read the Kafka archives),
 # the other builds the base image and then lints. Nothing runs beside the lab's deploy or its
-# tests: they keep the machine's 2 cores busy most of the time, and work beside them (even at
-# nice 19) slowed them about as much as it saved.
+# tests: they keep the machine's 2 cores busy most of the time, and work beside them, even at
+# nice 19, slows them (docs/benchmark.md).
 test: apt venv
 	@mkdir -p build/test-logs
 	@$(call BESIDE,artifacts unit,image lint,build/test-logs/unit.log)
