@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 
-from kafkakit.cluster.connect import ConnectorStatus, RestError, TlsFiles, request
+from kafkakit.cluster.connect import ConnectorStatus, RestError, TlsFiles, request, settled
 from tests.integration.lab import CLIENT_DIR, Host, Lab, properties
 
 DC = "dc1"
 WORKERS = Lab().members("kafka_connect", DC)
 PORT = 8083
+# A request asked again while the workers' group rebalances, as the kit's modules ask.
+rest = settled(request)
 # The connectors alone (their tag), on the Connect hosts.
 CONNECTORS_ONLY = ("--limit", "kafka_connect:localhost", "--tags", "connectors")
 
@@ -43,7 +45,7 @@ def url(worker: Host) -> str:
 
 def connector_status(name: str) -> dict:
     """Connect's status of a connector and its tasks (RestError 404 while Connect does not know it)."""
-    return request(url(WORKERS[0]), "GET", f"/connectors/{name}/status", admin_tls())[1]
+    return rest(url(WORKERS[0]), "GET", f"/connectors/{name}/status", admin_tls())[1]
 
 
 def connector_running(name: str) -> bool:
@@ -58,5 +60,5 @@ def connector_running(name: str) -> bool:
 
 def failed_parts() -> list[str]:
     """What is FAILED in the Connect cluster, one line per connector or task (kafkakit's own reading)."""
-    listing = request(url(WORKERS[0]), "GET", "/connectors?expand=status", admin_tls())[1] or {}
+    listing = rest(url(WORKERS[0]), "GET", "/connectors?expand=status", admin_tls())[1] or {}
     return [line for n, e in sorted(listing.items()) for line in ConnectorStatus.from_rest(n, e["status"]).failed()]

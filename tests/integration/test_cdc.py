@@ -16,7 +16,6 @@ import re
 import time
 import uuid
 
-from kafkakit.cluster.connect import request
 from kafkakit.monitoring.prometheus import POSTGRES_EXPORTER_PORT
 from tests.integration.cdc_lab import (
     CONNECTOR,
@@ -32,7 +31,7 @@ from tests.integration.cdc_lab import (
     write_wal_elsewhere,
 )
 from tests.integration.conftest import wait_until
-from tests.integration.connect_lab import WORKERS, admin_tls, url
+from tests.integration.connect_lab import WORKERS, admin_tls, rest, url
 from tests.integration.lab import Lab
 from tests.integration.playbooks import recap, run_playbook
 from tests.integration.prometheus import Prometheus, http_get, scrape_password
@@ -76,7 +75,7 @@ def test_the_connector_holds_a_reference_to_the_database_password_never_the_pass
     wait_until("orders-cdc and its task to run", connector_running, timeout=180)
     password = secret("source-db-capture")
     answers = [
-        request(url(w), "GET", path, admin_tls())[1]
+        rest(url(w), "GET", path, admin_tls())[1]
         for w in WORKERS
         for path in (f"/connectors/{CONNECTOR}", f"/connectors/{CONNECTOR}/config", "/connectors?expand=info")
     ]

@@ -18,7 +18,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource
 from kafkakit.cluster.connect import RestError, request
 from kafkakit.monitoring.prometheus import JMX_PORTS
 from tests.integration.conftest import wait_until
-from tests.integration.connect_lab import DC, PORT, WORKERS, admin_tls, env, url
+from tests.integration.connect_lab import DC, PORT, WORKERS, admin_tls, env, rest, url
 from tests.integration.lab import ROOT, Host, Lab, properties
 from tests.selfsigned import self_signed
 
@@ -128,7 +128,7 @@ def test_a_request_to_either_worker_reaches_the_leader_over_mutual_tls():
     conf = LAB.client_conf(DC)
 
     def listed(worker: Host) -> list[str]:
-        return request(url(worker), "GET", "/connectors", tls)[1]
+        return rest(url(worker), "GET", "/connectors", tls)[1]
 
     for via, other in ((WORKERS[0], WORKERS[1]), (WORKERS[1], WORKERS[0])):
         name = f"kafkakit-forward-probe-{via.name}"
@@ -141,14 +141,14 @@ def test_a_request_to_either_worker_reaches_the_leader_over_mutual_tls():
             "tasks.max": "1",
         }
         try:
-            status, created = request(
+            status, created = rest(
                 url(via), "POST", "/connectors", tls, {"name": name, "config": config, "initial_state": "STOPPED"}
             )
             assert status == 201 and created["name"] == name, created
             wait_until(f"{other.name} to list {name}", lambda o=other, n=name: n in listed(o), 30)
         finally:
             try:
-                request(url(via), "DELETE", f"/connectors/{name}", tls)
+                rest(url(via), "DELETE", f"/connectors/{name}", tls)
             except RestError as exc:
                 assert exc.status == 404, exc
         wait_until(f"{other.name} to drop {name}", lambda o=other, n=name: n not in listed(o), 30)

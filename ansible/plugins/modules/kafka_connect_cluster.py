@@ -61,7 +61,15 @@ def main() -> None:
         },
         supports_check_mode=True,
     )
-    from kafkakit.cluster.connect import ClusterView, RestError, TlsFiles, cluster_problems, read_cluster, wait_cluster
+    from kafkakit.cluster.connect import (
+        ClusterView,
+        RestError,
+        TlsFiles,
+        cluster_problems,
+        read_cluster,
+        settled,
+        wait_cluster,
+    )
     from kafkakit.cluster.connectors import restart_failed
 
     p = module.params
@@ -80,7 +88,7 @@ def main() -> None:
         if restarted and not module.check_mode:
             url = next(iter(p["workers"].values()))
             try:
-                restart_failed(url, tls, restarted)
+                restart_failed(url, tls, restarted, settled())
             except RestError as exc:
                 module.fail_json(msg=f"Connect refused a restart: {exc}", changed=False, restarted=restarted)
     view, problems = wait_cluster(read, judge, p["timeout"] if p["wait"] else 0)

@@ -68,11 +68,12 @@ def main() -> None:
         },
         supports_check_mode=True,
     )
-    from kafkakit.cluster.connect import RestError, TlsFiles
+    from kafkakit.cluster.connect import RestError, TlsFiles, settled
     from kafkakit.cluster.connectors import Declared, apply, declared_errors, plan, read_current, restart, validate
 
     p = module.params
     tls = TlsFiles(p["ca"], p["cert"], p["key"])
+    call = settled()
     errors = declared_errors(p["connectors"])
     if errors:
         module.fail_json(msg="; ".join(errors), changed=False)
@@ -81,8 +82,8 @@ def main() -> None:
         for c in p["connectors"]
     ]
     try:
-        current = read_current(p["url"], tls)
-        problems = validate(p["url"], tls, declared)
+        current = read_current(p["url"], tls, call)
+        problems = validate(p["url"], tls, declared, call)
     except RestError as exc:
         module.fail_json(msg=f"could not read the Connect cluster at {p['url']}: {exc}", changed=False)
     todo = plan(declared, current, p["allow_delete"])
@@ -109,8 +110,8 @@ def main() -> None:
     changed = bool(todo.actions or to_restart)
     if changed and not module.check_mode:
         try:
-            apply(p["url"], tls, declared, todo.actions)
-            restart(p["url"], tls, to_restart)
+            apply(p["url"], tls, declared, todo.actions, call)
+            restart(p["url"], tls, to_restart, call)
         except RestError as exc:
             module.fail_json(msg=f"Connect refused a change: {exc}", changed=True, **result)
     module.exit_json(changed=changed, **result)

@@ -67,6 +67,41 @@ def request(
     return resp.status, data
 
 
+Call = Callable[..., tuple[int, Any]]
+# What a worker answers while its group rebalances (Connect's HerderRequestHandler and
+# DistributedHerder): the request was not carried out, and the same one succeeds once it settles.
+_REBALANCING = ("rebalance", "stale configuration")
+
+
+def rebalancing(exc: RestError) -> bool:
+    """The answer of a worker whose group is rebalancing (409, or 500 for RebalanceNeededException)."""
+    return exc.status in (409, 500) and any(word in exc.message for word in _REBALANCING)
+
+
+def settled(
+    call: Call = request,
+    timeout: float = 60.0,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Call:
+    """`call`, asked again while the workers answer that their group is rebalancing, for up to
+    `timeout` seconds; every other error at once."""
+
+    def retrying(*args: Any, **kwargs: Any) -> tuple[int, Any]:
+        deadline = clock() + timeout
+        pause = 0.5
+        while True:
+            try:
+                return call(*args, **kwargs)
+            except RestError as exc:
+                if not rebalancing(exc) or clock() >= deadline:
+                    raise
+            sleep(pause)
+            pause = min(pause * 2, 4.0)
+
+    return retrying
+
+
 @dataclass(frozen=True)
 class Task:
     id: int

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
-from kafkakit.cluster.connect import RestError, TlsFiles, request
+from kafkakit.cluster.connect import Call, RestError, TlsFiles, request
 
 STATES = ("running", "paused", "stopped", "absent")
 # Connect's state of a connector -> the declared state it already is: a failed, unassigned or
@@ -226,8 +226,6 @@ def validation_errors(answer: Mapping[str, Any]) -> list[str]:
 
 
 # --- against a cluster --------------------------------------------------------------------------
-
-Call = Callable[..., tuple[int, Any]]
 
 
 def _path(name: str) -> str:

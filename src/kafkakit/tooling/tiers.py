@@ -53,8 +53,9 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("scale", ("test_scale.py",), "a broker added, partitions moved onto it, then removed, under load"),
     Scenario(
         "faults",
-        ("test_faults.py", "test_quota_restart.py"),
-        "the fault matrix: ZooKeeper, hosts paused and stopped, the roll; a quota across its broker's restart",
+        ("test_faults.py", "test_quota_restart.py", "test_metadata_replay.py"),
+        "the fault matrix: ZooKeeper, hosts paused and stopped, the roll; a quota across its broker's restart;"
+        " a KRaft broker's metadata log lost and replayed, every login kept",
     ),
     Scenario("controllers", ("test_controllers.py",), "KRaft controllers added, removed and replaced"),
     Scenario("migration", ("test_migration.py",), "ZooKeeper to KRaft, rolled back, migrated again, upgraded"),
@@ -67,7 +68,8 @@ SCENARIOS: tuple[Scenario, ...] = (
         "connect",
         ("test_connect_cdc.py", "test_connector_states.py"),
         "the Connect roll, a broker roll, a plugin version change and a worker SIGKILLed under"
-        " change-data-capture load; a connector paused, stopped, deleted and declared again",
+        " change-data-capture load; a connector paused, stopped, deleted and declared again; a config typo"
+        " refused by Connect's validation",
         also=("roles/postgresql", "spark-jobs/cdc.py"),
     ),
     Scenario("disk-full", ("test_disk_full.py",), "a broker's data disk filled, alerted on and recovered"),

@@ -17,7 +17,7 @@ import threading
 import time
 from collections import Counter
 
-from kafkakit.cluster.connect import RestError, request
+from kafkakit.cluster.connect import RestError
 from tests.integration.accounting import account, step
 from tests.integration.cdc_lab import (
     CONNECTOR,
@@ -36,7 +36,16 @@ from tests.integration.cdc_lab import (
     write_wal_elsewhere,
 )
 from tests.integration.conftest import wait_until
-from tests.integration.connect_lab import CONNECTORS_ONLY, DC, WORKERS, admin_tls, connector_status, declaring, url
+from tests.integration.connect_lab import (
+    CONNECTORS_ONLY,
+    DC,
+    WORKERS,
+    admin_tls,
+    connector_status,
+    declaring,
+    rest,
+    url,
+)
 from tests.integration.lab import Host, Lab
 from tests.integration.playbooks import playbook_process, restart_order, run_playbook
 from tests.integration.prometheus import Prometheus
@@ -160,7 +169,7 @@ def _installed() -> dict[str, list[str]]:
 
 
 def _served_version() -> str:
-    plugins = request(url(WORKERS[0]), "GET", "/connector-plugins", admin_tls())[1]
+    plugins = rest(url(WORKERS[0]), "GET", "/connector-plugins", admin_tls())[1]
     return next(p["version"] for p in plugins if p["class"].startswith("io.debezium.connector.postgresql"))
 
 
@@ -206,13 +215,13 @@ def test_a_stopped_connectors_slot_fires_the_wal_alert_then_clears_and_no_row_is
 
     def stopped_then_resumed() -> None:
         with step("orders-cdc stopped, 80 MiB of WAL elsewhere, until the alert fires"):
-            request(url(WORKERS[0]), "PUT", f"/connectors/{CONNECTOR}/stop", admin_tls())
+            rest(url(WORKERS[0]), "PUT", f"/connectors/{CONNECTOR}/stop", admin_tls())
             try:
                 wait_until("orders-cdc stopped", lambda: _connector_state() == "STOPPED", 60)
                 write_wal_elsewhere(600000, pad=100)
                 wait_until("the retained-WAL alert to fire", lambda: prometheus.firing(SLOT_ALERT, **slot), 240)
             finally:
-                request(url(WORKERS[0]), "PUT", f"/connectors/{CONNECTOR}/resume", admin_tls())
+                rest(url(WORKERS[0]), "PUT", f"/connectors/{CONNECTOR}/resume", admin_tls())
                 drop_wal_filler()
         with step("orders-cdc resumed, until the alert clears"):
             wait_until("the alert to clear", lambda: not prometheus.firing(SLOT_ALERT, **slot), 300)

@@ -1,13 +1,14 @@
 """Connectors as code, the lifecycle of the lab's heartbeat connector (roles/kafka_connect): paused,
 then stopped, each with changed=0 on a second run; declared absent it is refused until the run
-names it, then deleted; declared again it runs anew. And the Connect roll's gate: refused while a
+names it, then deleted; declared again it runs anew. A typo in its config refused by Connect's own
+validation before anything changes. And the Connect roll's gate: refused while a
 task is FAILED, passed (its order reported, nothing restarted) once nothing is."""
 
 from __future__ import annotations
 
 import json
 
-from kafkakit.cluster.connect import RestError, request
+from kafkakit.cluster.connect import RestError
 from tests.integration.conftest import wait_until
 from tests.integration.connect_lab import (
     CONNECTORS_ONLY,
@@ -17,6 +18,7 @@ from tests.integration.connect_lab import (
     connector_running,
     connector_status,
     declaring,
+    rest,
     url,
 )
 from tests.integration.lab import Lab
@@ -28,6 +30,25 @@ LIMIT = CONNECTORS_ONLY
 
 def state() -> str:
     return connector_status(NAME)["connector"]["state"]
+
+
+def _config() -> dict:
+    return rest(url(WORKERS[0]), "GET", f"/connectors/{NAME}/config", admin_tls())[1]
+
+
+def test_a_config_typo_is_refused_by_connects_validation_and_nothing_changes():
+    before = _config()
+    proc = playbook_process("site.yml", *LIMIT, *declaring(NAME, config={"emit.heartbeats.interval.seconds": "five"}))
+    assert proc.returncode != 0
+    assert "nothing was changed" in proc.stdout and "emit.heartbeats.interval.seconds" in proc.stdout, proc.stdout[
+        -3000:
+    ]
+    assert _config() == before
+    # Positive control: a valid change goes through, and the declared one comes back.
+    run_playbook("site.yml", *LIMIT, *declaring(NAME, config={"emit.heartbeats.interval.seconds": 6}))
+    assert _config()["emit.heartbeats.interval.seconds"] == "6"
+    run_playbook("site.yml", *LIMIT)
+    assert _config() == before
 
 
 def test_pause_stop_resume_and_a_deletion_only_when_named():
@@ -81,12 +102,12 @@ def test_the_roll_refuses_while_a_task_failed_and_passes_its_gate_once_nothing_f
     tls = admin_tls()
     name = "kafkakit-failing-probe"
     before = _worker_starts()
-    request(url(WORKERS[0]), "POST", "/connectors", tls, {"name": name, "config": _heartbeat_config()})
+    rest(url(WORKERS[0]), "POST", "/connectors", tls, {"name": name, "config": _heartbeat_config()})
     try:
         # The task fails at once: its transactional id is not the workers' principal's to use.
         def failed_task() -> str:
             try:
-                status = request(url(WORKERS[0]), "GET", f"/connectors/{name}/status", tls)[1]
+                status = rest(url(WORKERS[0]), "GET", f"/connectors/{name}/status", tls)[1]
             except RestError as exc:  # no status yet, right after the creation
                 assert exc.status == 404, exc
                 return ""
@@ -101,7 +122,7 @@ def test_the_roll_refuses_while_a_task_failed_and_passes_its_gate_once_nothing_f
         assert "-e roll_allow_unhealthy=true" in proc.stdout
         assert _worker_starts() == before, "a worker was restarted anyway"
     finally:
-        request(url(WORKERS[0]), "DELETE", f"/connectors/{name}", tls)
+        rest(url(WORKERS[0]), "DELETE", f"/connectors/{name}", tls)
     # Positive control: with nothing failed the same roll passes its gate and names every worker in
     # its order (its health gate alone; the roll itself, restarting one worker at a time under
     # load, is the scenario tests/integration/scenarios/test_connect_cdc.py).

@@ -19,6 +19,7 @@ from kafkakit.cluster.connect import (
     TlsFiles,
     cluster_problems,
     request,
+    settled,
     wait_cluster,
 )
 from tests.unit.support.pki import Ca
@@ -100,6 +101,56 @@ def test_after_a_restart_unassigned_tasks_are_waited_for_only_when_running_is_re
     assert cluster_problems(view(starting), ["w1", "w2"], ["orders-cdc"], require_running=True) == [
         "task orders-cdc-0 is UNASSIGNED, not RUNNING"
     ]
+
+
+# What Connect 4.3's workers answer while their group rebalances, and a conflict that is not one.
+REBALANCE_EXPECTED = RestError(500, "Request cannot be completed because a rebalance is expected")
+STALE = RestError(
+    409,
+    "Cannot complete request momentarily due to stale configuration (typically caused by a concurrent config change)",
+)
+NO_LEADER = RestError(
+    409, "Cannot complete request momentarily due to no known leader URL, likely because a rebalance was underway."
+)
+EXISTS = RestError(409, "Connector orders-cdc already exists")
+
+
+def answering(*answers: RestError | tuple[int, object]) -> tuple[list[tuple], object]:
+    """A call that gives `answers` in turn (raising the errors), and the list of its calls."""
+    calls: list[tuple] = []
+    left = iter(answers)
+
+    def call(*args: object, **kwargs: object) -> tuple[int, object]:
+        calls.append(args)
+        answer = next(left)
+        if isinstance(answer, RestError):
+            raise answer
+        return answer
+
+    return calls, call
+
+
+def test_a_request_refused_during_a_rebalance_is_asked_again_until_it_is_answered() -> None:
+    calls, call = answering(REBALANCE_EXPECTED, STALE, NO_LEADER, (200, {"name": "orders-cdc"}))
+    now = [0.0]
+    rest = settled(call, 60, clock=lambda: now[0], sleep=lambda s: now.__setitem__(0, now[0] + s))
+    assert rest("https://w1:8083", "GET", "/connectors/orders-cdc", None) == (200, {"name": "orders-cdc"})
+    assert calls == [("https://w1:8083", "GET", "/connectors/orders-cdc", None)] * 4
+    assert now[0] == 0.5 + 1 + 2
+
+
+def test_any_other_error_is_raised_at_once_and_a_rebalance_only_until_the_time_is_up() -> None:
+    for other in (EXISTS, RestError(404, "Connector orders-cdc not found"), RestError(0, "timed out")):
+        calls, call = answering(other, (200, {}))
+        with pytest.raises(RestError) as exc:
+            settled(call, 60, clock=lambda: 0.0, sleep=lambda s: None)("u", "GET", "/")
+        assert exc.value is other and len(calls) == 1
+    now = [0.0]
+    calls, call = answering(*[REBALANCE_EXPECTED] * 20)
+    with pytest.raises(RestError) as exc:
+        settled(call, 10, clock=lambda: now[0], sleep=lambda s: now.__setitem__(0, now[0] + s))("u", "GET", "/")
+    assert exc.value is REBALANCE_EXPECTED
+    assert now[0] >= 10 and len(calls) == 6  # 0.5 + 1 + 2 + 4 + 4 s of pauses, then one past the deadline
 
 
 def test_wait_reads_again_until_healthy_or_the_time_is_up() -> None:
