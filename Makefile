@@ -34,8 +34,8 @@ PYTEST_ARGS ?=
 # Extra arguments of verify.yml. `make test` leaves out its Spark smoke job: test_spark.py submits
 # the same job (spark-jobs/smoke.py) and checks more of its result minutes later.
 VERIFY_ARGS ?=
-# uv installs the lock into the venv: it unpacks the wheels side by side and leaves each module's
-# bytecode to its first import (the Ansible package alone is thousands of files nothing imports).
+# uv installs the lock into the venv: it fetches and unpacks the wheels side by side and compiles
+# their bytecode on every core (compiled at install: PYTHONDONTWRITEBYTECODE machines never would).
 UV_VERSION := 0.13.9
 # actionlint checks .github/workflows; built from the Go module proxy only (no direct VCS, no
 # toolchain download), into a versioned path so a second run is a no-op and a bump rebuilds.
@@ -115,7 +115,7 @@ $(VENV)/.done: requirements.lock pyproject.toml
 	@echo "==> [$$(date +%T)] virtualenv $(VENV) (pinned requirements.lock, through uv $(UV_VERSION))"
 	@test -x $(PY) || python3 -m venv $(VENV)
 	@$(PY) -m pip install -q uv==$(UV_VERSION)
-	@$(VENV)/bin/uv pip install -q --native-tls --python $(PY) -r requirements.lock
+	@$(VENV)/bin/uv pip install -q --native-tls --compile-bytecode --python $(PY) -r requirements.lock
 	@$(PY) -m pip install -q --no-deps -e .
 	@touch $@
 
