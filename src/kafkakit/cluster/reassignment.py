@@ -262,7 +262,13 @@ def elect_preferred_leaders(admin: Any, timeout: float = 120.0, interval: float 
                 raise
             time.sleep(interval)
             continue
-        errors = {tp: err.args[0] for tp, err in results.items() if err is not None}
+        # A partition's error comes as a KafkaException or, from some brokers' answers, as the
+        # bare KafkaError (seen right after a broker restart).
+        errors = {
+            tp: err.args[0] if isinstance(err, KafkaException) else err
+            for tp, err in results.items()
+            if err is not None
+        }
         elected += len(results) - len(errors)
         failed = {tp: e for tp, e in errors.items() if e.code() != KafkaError.ELECTION_NOT_NEEDED}
         if not failed:

@@ -156,6 +156,15 @@ def test_a_timed_out_election_is_repeated_and_counts_what_it_elected() -> None:
     assert admin.calls == 3
 
 
+def test_a_partition_error_given_as_a_bare_kafka_error_is_read_too() -> None:
+    # The binding also answers a partition with the KafkaError itself, not wrapped.
+    bare = {TopicPartition("orders", 0): KafkaError(KafkaError.REQUEST_TIMED_OUT), TopicPartition("orders", 1): None}
+    assert elect_preferred_leaders(FakeElection(bare, partition_errors(p0=None, p1=None)), interval=0) == 3
+    refused = {TopicPartition("orders", 0): KafkaError(KafkaError.TOPIC_AUTHORIZATION_FAILED)}
+    with pytest.raises(PlanError, match="orders-0: .*TOPIC_AUTHORIZATION_FAILED"):
+        elect_preferred_leaders(FakeElection(refused), interval=0)
+
+
 def test_an_election_refused_for_another_reason_fails_at_once() -> None:
     # Positive control: the same client, answering at once, elects without an error.
     assert elect_preferred_leaders(FakeElection(partition_errors(p0=None)), interval=0) == 1
