@@ -5,9 +5,9 @@ reference to the database's password, never the password; rows committed in Post
 insert, an update, a delete) are read back from the connector's topic by a plain consumer, and
 become the current rows of the Spark job spark-jobs/cdc.py (its lag behind the database
 scraped); the heartbeat moves the slot on while the captured table is idle, and the slot's retained
-WAL is scraped. Each refusal beside its positive control; and a second run of source-db.yml changes
-nothing. (A worker SIGKILLed under steady commits is the connect scenario's:
-tests/integration/scenarios/test_connect_cdc.py.)"""
+WAL is scraped. The Connect worker running the connector's task SIGKILLed while rows are committed
+at a steady rate: every committed row reaches the topic once and Spark's rows, none twice. Each
+refusal beside its positive control; and a second run of source-db.yml changes nothing."""
 
 from __future__ import annotations
 
@@ -15,12 +15,15 @@ import json
 import re
 import time
 import uuid
+from collections import Counter
 
 from kafkakit.monitoring.prometheus import POSTGRES_EXPORTER_PORT
+from tests.integration.accounting import account
 from tests.integration.cdc_lab import (
     CONNECTOR,
     TOPIC,
     Changes,
+    RowWriter,
     connector_running,
     drop_wal_filler,
     psql,
@@ -31,8 +34,8 @@ from tests.integration.cdc_lab import (
     write_wal_elsewhere,
 )
 from tests.integration.conftest import wait_until
-from tests.integration.connect_lab import WORKERS, admin_tls, rest, url
-from tests.integration.lab import Lab
+from tests.integration.connect_lab import WORKERS, admin_tls, connector_status, rest, url
+from tests.integration.lab import Host, Lab
 from tests.integration.playbooks import recap, run_playbook
 from tests.integration.prometheus import Prometheus, http_get, scrape_password
 from tests.integration.spark_lab import CdcJob, SparkCluster
@@ -201,3 +204,47 @@ def test_committed_changes_become_sparks_current_rows(lab: Lab, spark: SparkClus
     assert expected[paid] == "paid" and gone not in rows
     # Debezium's commit times are whole milliseconds: the lag may read up to one more.
     assert lag is not None and 0 < lag <= bound + 0.001, (lag, bound)
+
+
+def task_worker() -> Host:
+    """The Connect worker running orders-cdc's task (its status names it by address:port)."""
+    status = connector_status(CONNECTOR)
+    address = status["tasks"][0]["worker_id"].rsplit(":", 1)[0]
+    return next(w for w in WORKERS if w.ip == address)
+
+
+def test_a_worker_sigkilled_under_steady_commits_loses_no_row_in_kafka_or_in_spark(lab: Lab, spark: SparkCluster):
+    """Rows committed at a steady rate while the worker running the connector's task is SIGKILLed
+    (systemd starts it again): every committed row reaches the topic once (exactly-once source)
+    and Spark's output (spark-jobs/cdc.py, keyed by the primary key)."""
+    wait_until("orders-cdc and its task to run", connector_running, timeout=180)
+    job = CdcJob(spark, TOPIC)
+    writer = RowWriter()
+    changes = Changes.from_now(lab, writer.tag)
+    try:
+        job.start()
+        writer.start()
+        wait_until("rows flowing", lambda: len(writer.committed()) >= 50, timeout=60)
+        victim = task_worker()
+        started = lab.unit_started(victim, "kafka-connect")
+        lab.testinfra(victim).check_output("systemctl kill --signal=SIGKILL kafka-connect")
+        wait_until("the killed worker started again", lambda: lab.unit_started(victim, "kafka-connect") != started, 60)
+        wait_until("orders-cdc and its task to run again", connector_running, timeout=180)
+        settled = len(writer.committed())
+        wait_until("rows after the recovery", lambda: len(writer.committed()) >= settled + 50, timeout=60)
+        ids = writer.stop()
+        changes.wait_created(ids)
+        wait_job_past(job, changes)
+        job.stop()
+        in_spark = Counter(row["id"] for row in job.dump() if row.get("customer") == writer.tag)
+    finally:
+        changes.close()
+        job.remove()
+    in_kafka, duplicated = changes.created(ids)
+    account(
+        f"worker {victim.name} SIGKILLed: rows committed {len(ids)}, in Kafka {len(in_kafka & ids)}"
+        f" (duplicated {duplicated}), in Spark {len(set(in_spark) & ids)}, missing in Kafka {len(ids - in_kafka)},"
+        f" missing in Spark {len(ids - set(in_spark))}"
+    )
+    assert ids - in_kafka == set() and duplicated == 0
+    assert set(in_spark) == ids and max(in_spark.values()) == 1

@@ -3,9 +3,7 @@ rate while the Connect workers roll during a roll of dc1's brokers, while the De
 changed to an older release and back (each change rolling the workers once), and while the
 connector is stopped long enough for its replication slot to hold more WAL than the lab's limit
 (the alert fires, then clears once it is resumed): every committed row arrives in the connector's
-topic, the duplicates are counted. The worker running the connector's task SIGKILLed under steady
-commits: every committed row reaches the topic once (exactly-once source) and the Spark job
-spark-jobs/cdc.py's rows, none twice. An idle captured table's slot keeps its retained WAL under the
+topic, the duplicates are counted. An idle captured table's slot keeps its retained WAL under the
 limit while another table writes past it. And the connector removed through connectors as code: refused
 until named, then its replication slot dropped with it, and declared again it starts anew (its
 offsets were reset), its snapshot reading the rows committed while it was gone."""
@@ -15,7 +13,6 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections import Counter
 
 from kafkakit.cluster.connect import RestError
 from tests.integration.accounting import account, step
@@ -23,7 +20,6 @@ from tests.integration.cdc_lab import (
     CONNECTOR,
     DB,
     LAB,
-    TOPIC,
     Changes,
     RowWriter,
     connector_running,
@@ -31,7 +27,6 @@ from tests.integration.cdc_lab import (
     psql,
     retained_wal,
     superuser,
-    wait_job_past,
     wal_position,
     write_wal_elsewhere,
 )
@@ -46,10 +41,9 @@ from tests.integration.connect_lab import (
     rest,
     url,
 )
-from tests.integration.lab import Host, Lab
+from tests.integration.lab import Lab
 from tests.integration.playbooks import playbook_process, restart_order, run_playbook
 from tests.integration.prometheus import Prometheus
-from tests.integration.spark_lab import CdcJob, SparkCluster
 
 PLUGIN = "debezium-postgres"
 PINNED = "3.6.1.Final"  # inventories/local/group_vars/dc1.yml
@@ -114,50 +108,6 @@ def test_a_connect_roll_during_a_broker_roll_under_cdc_load_loses_no_committed_r
     _under_load(lab, "the Connect roll during dc1's broker roll", both_rolls)
     assert restart_order(rolls["connect"], unit="kafka-connect") == [w.name for w in WORKERS]
     assert sorted(restart_order(rolls["brokers"])) == sorted(b.name for b in lab.brokers(DC))
-
-
-def task_worker() -> Host:
-    """The Connect worker running orders-cdc's task (its status names it by address:port)."""
-    status = connector_status(CONNECTOR)
-    address = status["tasks"][0]["worker_id"].rsplit(":", 1)[0]
-    return next(w for w in WORKERS if w.ip == address)
-
-
-def test_a_worker_sigkilled_under_steady_commits_loses_no_row_in_kafka_or_in_spark(lab: Lab, spark: SparkCluster):
-    """Rows committed at a steady rate while the worker running the connector's task is SIGKILLed
-    (systemd starts it again): every committed row reaches the topic once (exactly-once source)
-    and Spark's output (spark-jobs/cdc.py, keyed by the primary key)."""
-    wait_until("orders-cdc and its task to run", connector_running, timeout=180)
-    job = CdcJob(spark, TOPIC)
-    writer = RowWriter()
-    changes = Changes.from_now(lab, writer.tag)
-    try:
-        job.start()
-        writer.start()
-        wait_until("rows flowing", lambda: len(writer.committed()) >= 50, timeout=60)
-        victim = task_worker()
-        started = lab.unit_started(victim, "kafka-connect")
-        lab.testinfra(victim).check_output("systemctl kill --signal=SIGKILL kafka-connect")
-        wait_until("the killed worker started again", lambda: lab.unit_started(victim, "kafka-connect") != started, 60)
-        wait_until("orders-cdc and its task to run again", connector_running, timeout=180)
-        settled = len(writer.committed())
-        wait_until("rows after the recovery", lambda: len(writer.committed()) >= settled + 50, timeout=60)
-        ids = writer.stop()
-        changes.wait_created(ids)
-        wait_job_past(job, changes)
-        job.stop()
-        in_spark = Counter(row["id"] for row in job.dump() if row.get("customer") == writer.tag)
-    finally:
-        changes.close()
-        job.remove()
-    in_kafka, duplicated = changes.created(ids)
-    account(
-        f"worker {victim.name} SIGKILLed: rows committed {len(ids)}, in Kafka {len(in_kafka & ids)}"
-        f" (duplicated {duplicated}), in Spark {len(set(in_spark) & ids)}, missing in Kafka {len(ids - in_kafka)},"
-        f" missing in Spark {len(ids - set(in_spark))}"
-    )
-    assert ids - in_kafka == set() and duplicated == 0
-    assert set(in_spark) == ids and max(in_spark.values()) == 1
 
 
 def _plugins(version: str) -> list[str]:
