@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from concurrent.futures import wait as wait_futures
 
-from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka import KafkaError
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from kafkakit.bench.acks import AckLog, longest_ack_gap, produce_steadily
@@ -37,7 +37,7 @@ from kafkakit.bench.nodes import (
     wait_for,
     zookeeper_controller,
 )
-from kafkakit.cluster.admin import admin_from_conf, delete_topics_retrying
+from kafkakit.cluster.admin import admin_from_conf, delete_topics_retrying, kafka_error
 
 WARMUP_SECONDS = 2  # of acks before the kill
 TAIL_SECONDS = 2  # of acks after the first successful metadata write
@@ -50,9 +50,9 @@ def _created(future: Future) -> bool:
     exc = future.exception()
     if exc is None:
         return True
-    err = exc.args[0] if isinstance(exc, KafkaException) and exc.args else None
+    err = kafka_error(exc)
     # An attempt that timed out on the client may have been carried out all the same.
-    return isinstance(err, KafkaError) and err.code() == KafkaError.TOPIC_ALREADY_EXISTS
+    return err is not None and err.code() == KafkaError.TOPIC_ALREADY_EXISTS
 
 
 def first_metadata_write(conf: Mapping[str, str], prefix: str, made: list[str], timeout: float) -> float:

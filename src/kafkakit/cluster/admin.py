@@ -155,6 +155,14 @@ RETRY_CODES = frozenset(
 )
 
 
+def kafka_error(err: object) -> KafkaError | None:
+    """The KafkaError an admin call's future failed with: the binding hands it wrapped in a
+    KafkaException, or bare (an election's per-partition answer, say); None for anything else."""
+    if isinstance(err, KafkaException) and err.args:
+        err = err.args[0]
+    return err if isinstance(err, KafkaError) else None
+
+
 def worth_retrying(err: object) -> bool:
     """A KafkaError another attempt may cure: librdkafka's retriable() or one of RETRY_CODES."""
     return isinstance(err, KafkaError) and (err.retriable() or err.code() in RETRY_CODES)
@@ -196,7 +204,7 @@ def _retrying(
             try:
                 futures[name].result(timeout=remaining)
             except KafkaException as exc:
-                err = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
+                err = kafka_error(exc)
                 if err is not None and err.code() == done_code:
                     continue
                 if not worth_retrying(err):

@@ -249,7 +249,7 @@ def elect_preferred_leaders(admin: Any, timeout: float = 120.0, interval: float 
     retriable attempt is repeated until `timeout`; any other error is raised at once."""
     from confluent_kafka import ElectionType, KafkaError, KafkaException
 
-    from kafkakit.cluster.admin import worth_retrying
+    from kafkakit.cluster.admin import kafka_error, worth_retrying
 
     deadline = time.monotonic() + timeout
     elected = 0
@@ -262,13 +262,7 @@ def elect_preferred_leaders(admin: Any, timeout: float = 120.0, interval: float 
                 raise
             time.sleep(interval)
             continue
-        # A partition's error comes as a KafkaException or, from some brokers' answers, as the
-        # bare KafkaError (seen right after a broker restart).
-        errors = {
-            tp: err.args[0] if isinstance(err, KafkaException) else err
-            for tp, err in results.items()
-            if err is not None
-        }
+        errors = {tp: kafka_error(err) or err for tp, err in results.items() if err is not None}
         elected += len(results) - len(errors)
         failed = {tp: e for tp, e in errors.items() if e.code() != KafkaError.ELECTION_NOT_NEEDED}
         if not failed:
