@@ -7,9 +7,9 @@ DOCUMENTATION = r"""
 module: kafka_connect_cluster
 short_description: Read a Connect cluster through its REST API (mutual TLS)
 description:
-  - Asks every worker C(GET /) and C(GET /health), Connect's own readiness (the worker has joined
-    its group and read the config topic), and one of them C(GET /connectors?expand=status), over
-    HTTPS with a client certificate.
+  - Asks every worker C(GET /), C(GET /health), Connect's own readiness (the worker has joined
+    its group and read the config topic), and C(GET /connectors?expand=status), over HTTPS with a
+    client certificate.
   - Judged by C(kafkakit.cluster.connect.cluster_problems). With I(wait) it reads again until healthy or
     I(timeout), then fails naming every problem; without it only reports (a roll's health gate
     judges C(problems) itself).
@@ -28,6 +28,14 @@ options:
     description:
       - First restart what is FAILED of each connector (Connect's C(onlyFailed) restart, the tasks
         included), nothing that runs; then wait as usual. Check mode names them only.
+  restart_lost:
+    type: bool
+    default: false
+    description:
+      - While waiting with I(require_running), restart once, with its tasks, a connector some worker
+        has answered without a task status another worker has, in every read for I(lost_grace)
+        seconds (C(kafkakit.cluster.connect.LostStatusRepair)). Check mode names it only.
+  lost_grace: {type: int, default: 60, description: Seconds a lost task status is waited for before restart_lost acts.}
   wait: {type: bool, default: true, description: Wait until healthy; false only reports.}
   timeout: {type: int, default: 300, description: Seconds to wait.}
 author: kafkakit
@@ -35,7 +43,7 @@ author: kafkakit
 
 RETURN = r"""
 problems: {description: Why the cluster is not healthy (empty when healthy)., type: list, returned: always}
-restarted: {description: Connectors whose failed parts were restarted (restart_failed)., type: list, returned: always}
+restarted: {description: Connectors restarted (restart_failed, restart_lost)., type: list, returned: always}
 workers: {description: Each answering worker's GET / (version, commit, kafka_cluster_id)., type: dict, returned: always}
 errors: {description: Workers that did not answer, and why., type: dict, returned: always}
 health: {description: Each answering worker's GET /health status (healthy, or why not)., type: dict, returned: always}
@@ -56,6 +64,8 @@ def main() -> None:
             "expect_connectors": {"type": "list", "elements": "str", "default": []},
             "require_running": {"type": "bool", "default": False},
             "restart_failed": {"type": "bool", "default": False},
+            "restart_lost": {"type": "bool", "default": False},
+            "lost_grace": {"type": "int", "default": 60},
             "wait": {"type": "bool", "default": True},
             "timeout": {"type": "int", "default": 300},
         },
@@ -63,6 +73,7 @@ def main() -> None:
     )
     from kafkakit.cluster.connect import (
         ClusterView,
+        LostStatusRepair,
         RestError,
         TlsFiles,
         cluster_problems,
@@ -70,7 +81,7 @@ def main() -> None:
         settled,
         wait_cluster,
     )
-    from kafkakit.cluster.connectors import restart_failed
+    from kafkakit.cluster.connectors import restart_failed, restart_with_tasks
 
     p = module.params
     tls = TlsFiles(p["ca"], p["cert"], p["key"])
@@ -91,7 +102,19 @@ def main() -> None:
                 restart_failed(url, tls, restarted, settled())
             except RestError as exc:
                 module.fail_json(msg=f"Connect refused a restart: {exc}", changed=False, restarted=restarted)
-    view, problems = wait_cluster(read, judge, p["timeout"] if p["wait"] else 0)
+
+    def restart_lost(name: str) -> None:
+        if module.check_mode:
+            return
+        try:
+            restart_with_tasks(next(iter(p["workers"].values())), tls, name, settled())
+        except RestError as exc:
+            done = restarted + (repair.restarted if repair else [])
+            module.fail_json(msg=f"Connect refused to restart {name}: {exc}", changed=bool(done), restarted=done)
+
+    repair = LostStatusRepair(restart_lost, p["lost_grace"]) if p["restart_lost"] and p["require_running"] else None
+    view, problems = wait_cluster(read, judge, p["timeout"] if p["wait"] else 0, repair=repair)
+    restarted += repair.restarted if repair else []
     result = {"changed": bool(restarted), "restarted": restarted, "problems": problems, **view.as_dict()}
     if p["wait"] and problems:
         module.fail_json(

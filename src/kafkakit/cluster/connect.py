@@ -148,12 +148,14 @@ def _first_line(trace: str) -> str:
 @dataclass
 class ClusterView:
     """One read of a Connect cluster: each worker's GET / and GET /health (Connect's own readiness:
-    in the group and caught up with the config topic), and the connectors' states."""
+    in the group and caught up with the config topic), and the connectors' states: as the first
+    worker that answered gives them (`connectors`) and as each worker does (`views`)."""
 
     workers: dict[str, dict[str, Any]] = field(default_factory=dict)
     health: dict[str, str] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
     connectors: list[ConnectorStatus] = field(default_factory=list)
+    views: dict[str, list[ConnectorStatus]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -173,7 +175,7 @@ class ClusterView:
 
 def read_cluster(urls: Mapping[str, str], tls: TlsFiles, timeout: float = 15.0) -> ClusterView:
     """GET / and GET /health of every worker (`urls`: host -> https URL), then the connectors'
-    states from the first worker that answered."""
+    states from each worker that answered: each answers from its own status store."""
     view = ClusterView()
     for host, url in urls.items():
         try:
@@ -193,9 +195,30 @@ def read_cluster(urls: Mapping[str, str], tls: TlsFiles, timeout: float = 15.0) 
         except RestError as exc:
             view.errors[host] = f"GET /connectors: {exc}"
             continue
-        view.connectors = [ConnectorStatus.from_rest(n, e.get("status", {})) for n, e in sorted(listing.items())]
-        break
+        view.views[host] = [ConnectorStatus.from_rest(n, e.get("status", {})) for n, e in sorted(listing.items())]
+    view.connectors = next(iter(view.views.values()), [])
     return view
+
+
+def lost_task_statuses(view: ClusterView) -> dict[str, list[str]]:
+    """Connectors some worker answers without a task status that another worker has: connector ->
+    one line per such worker. Each worker answers from its own copy of the status topic; one that
+    missed a record answers a running task as absent until the task's status is written again."""
+    known: dict[str, dict[int, Task]] = {}
+    for statuses in view.views.values():
+        for conn in statuses:
+            for task in conn.tasks:
+                known.setdefault(conn.name, {}).setdefault(task.id, task)
+    lost: dict[str, list[str]] = {}
+    for host, statuses in sorted(view.views.items()):
+        has = {c.name: {t.id for t in c.tasks} for c in statuses}
+        for name, tasks in sorted(known.items()):
+            # A connector a worker does not list is being created or deleted: not a lost status.
+            missing = sorted(set(tasks) - has[name]) if name in has else []
+            if missing:
+                named = ", ".join(f"{name}-{i} ({tasks[i].state} on {tasks[i].worker})" for i in missing)
+                lost.setdefault(name, []).append(f"worker {host} has no status for task {named}")
+    return lost
 
 
 def cluster_problems(
@@ -234,9 +257,35 @@ def cluster_problems(
             ]
             if not conn.tasks:
                 problems.append(f"connector {name} has no task yet")
+    if require_running:
+        problems += [line for lines in lost_task_statuses(view).values() for line in lines]
     for conn in view.connectors:
         problems += conn.failed()
     return problems
+
+
+@dataclass
+class LostStatusRepair:
+    """A wait's remedy for a lost task status (lost_task_statuses): a connector some worker has
+    answered without a task status another worker has, in every read for `grace` seconds, is
+    restarted with its tasks, once. Connect then writes each of its statuses again and every
+    worker reads them; an exactly-once source task resumes from its committed offsets."""
+
+    restart: Callable[[str], None]
+    grace: float
+    clock: Callable[[], float] = time.monotonic
+    since: dict[str, float] = field(default_factory=dict)
+    restarted: list[str] = field(default_factory=list)
+
+    def __call__(self, view: ClusterView) -> None:
+        lost = lost_task_statuses(view)
+        now = self.clock()
+        # A read where the workers agree starts the count again.
+        self.since = {name: self.since.get(name, now) for name in lost}
+        for name in sorted(lost):
+            if name not in self.restarted and now - self.since[name] >= self.grace:
+                self.restart(name)
+                self.restarted.append(name)
 
 
 def wait_cluster(
@@ -246,12 +295,16 @@ def wait_cluster(
     interval: float = 2.0,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
+    repair: Callable[[ClusterView], None] | None = None,
 ) -> tuple[ClusterView, list[str]]:
-    """Read until `judge` finds nothing wrong or `timeout` passes; the last read and its problems."""
+    """Read until `judge` finds nothing wrong or `timeout` passes; the last read and its problems.
+    `repair`, if given, sees each read that has problems before the next one."""
     deadline = clock() + timeout
     while True:
         view = read()
         problems = judge(view)
         if not problems or clock() >= deadline:
             return view, problems
+        if repair is not None:
+            repair(view)
         sleep(interval)

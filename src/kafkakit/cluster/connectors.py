@@ -314,6 +314,12 @@ def restart_failed(url: str, tls: TlsFiles, names: Iterable[str], call: Call = r
         call(url, "POST", f"/connectors/{_path(name)}/restart?includeTasks=true&onlyFailed=true", tls)
 
 
+def restart_with_tasks(url: str, tls: TlsFiles, name: str, call: Call = request) -> None:
+    """Restart a connector and every one of its tasks, running or not (Connect writes each one's
+    status again)."""
+    call(url, "POST", f"/connectors/{_path(name)}/restart?includeTasks=true&onlyFailed=false", tls)
+
+
 # --- from the inventory ---------------------------------------------------------------------------
 
 PRINCIPAL_PREFIXES = ("producer.override.", "consumer.override.", "admin.override.")

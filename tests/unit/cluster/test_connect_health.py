@@ -15,9 +15,12 @@ import pytest
 from kafkakit.cluster.connect import (
     ClusterView,
     ConnectorStatus,
+    LostStatusRepair,
     RestError,
     TlsFiles,
     cluster_problems,
+    lost_task_statuses,
+    read_cluster,
     request,
     settled,
     wait_cluster,
@@ -101,6 +104,114 @@ def test_after_a_restart_unassigned_tasks_are_waited_for_only_when_running_is_re
     assert cluster_problems(view(starting), ["w1", "w2"], ["orders-cdc"], require_running=True) == [
         "task orders-cdc-0 is UNASSIGNED, not RUNNING"
     ]
+
+
+def each_worker(listings: dict[str, dict]) -> ClusterView:
+    """A read where each worker (w1, w2, ...) answered its own listing, w1's first."""
+    v = view(next(iter(listings.values())), workers=dict.fromkeys(listings, ROOT))
+    v.views = {
+        host: [ConnectorStatus.from_rest(n, e["status"]) for n, e in sorted(listing.items())]
+        for host, listing in listings.items()
+    }
+    return v
+
+
+ORDERS = {"orders-cdc": LISTING["orders-cdc"]}
+# What dc1-connect-1 answered after the CA retire's roll, for 20 minutes, while dc1-connect-2 ran
+# the task and answered it RUNNING.
+NO_TASK = {"orders-cdc": {"status": {**LISTING["orders-cdc"]["status"], "tasks": []}}}
+LOST_LINE = "worker w1 has no status for task orders-cdc-0 (RUNNING on 10.213.7.45:8083)"
+
+
+def test_a_task_status_one_worker_lost_is_named_only_when_tasks_must_run() -> None:
+    lost = each_worker({"w1": NO_TASK, "w2": ORDERS})
+    assert lost_task_statuses(lost) == {"orders-cdc": [LOST_LINE]}
+    assert cluster_problems(lost, ["w1", "w2"], ["orders-cdc"], require_running=True) == [
+        "connector orders-cdc has no task yet",
+        LOST_LINE,
+    ]
+    # The same worker second: the first view has the task, the lost status is still named.
+    assert cluster_problems(each_worker({"w2": ORDERS, "w1": NO_TASK}), ["w1", "w2"], ["orders-cdc"], True) == [
+        LOST_LINE
+    ]
+    assert cluster_problems(lost, ["w1", "w2"], ["orders-cdc"]) == []
+    # Controls: workers that agree, and a connector one worker does not list yet (being created).
+    agree = each_worker({"w1": ORDERS, "w2": ORDERS})
+    assert lost_task_statuses(agree) == {}
+    assert cluster_problems(agree, ["w1", "w2"], ["orders-cdc"], True) == []
+    assert lost_task_statuses(each_worker({"w1": {}, "w2": ORDERS})) == {}
+
+
+def test_every_worker_is_asked_for_the_statuses_it_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    answers = {
+        ("https://w1:8083", "/connectors?expand=status"): NO_TASK,
+        ("https://w2:8083", "/connectors?expand=status"): ORDERS,
+        ("https://w1:8083", "/health"): {"status": "healthy"},
+        ("https://w2:8083", "/health"): {"status": "healthy"},
+    }
+
+    def answer(url: str, method: str, path: str, *args: object, **kwargs: object) -> tuple[int, object]:
+        return 200, ROOT if path == "/" else answers[url, path]
+
+    monkeypatch.setattr("kafkakit.cluster.connect.request", answer)
+    got = read_cluster({"w1": "https://w1:8083", "w2": "https://w2:8083"}, TlsFiles("ca", "cert", "key"))
+    assert [c.tasks for c in got.views["w1"]] == [()] and [len(c.tasks) for c in got.views["w2"]] == [1]
+    assert got.connectors == got.views["w1"]
+    assert lost_task_statuses(got) == {"orders-cdc": [LOST_LINE]}
+
+
+def test_a_lost_task_status_is_restarted_once_after_its_grace_and_not_before() -> None:
+    now = [0.0]
+    restarts: list[str] = []
+    repair = LostStatusRepair(restarts.append, grace=60, clock=lambda: now[0])
+    lost, agree = each_worker({"w1": NO_TASK, "w2": ORDERS}), each_worker({"w1": ORDERS, "w2": ORDERS})
+    for t in (0, 30, 59):
+        now[0] = t
+        repair(lost)
+    assert restarts == []
+    # A read where the workers agree (statuses caught up) starts the count again.
+    now[0] = 61
+    repair(agree)
+    for t in (62, 100):
+        now[0] = t
+        repair(lost)
+    assert restarts == []
+    for t in (122, 130, 400):
+        now[0] = t
+        repair(lost)
+    assert restarts == ["orders-cdc"] and repair.restarted == ["orders-cdc"]
+
+
+def test_the_wait_restarts_a_lost_task_status_and_ends_once_the_workers_agree() -> None:
+    lost, agree = each_worker({"w1": NO_TASK, "w2": ORDERS}), each_worker({"w1": ORDERS, "w2": ORDERS})
+    restarts: list[str] = []
+    now = [0.0]
+    reads = iter([lost] * 40 + [agree])
+
+    def read() -> ClusterView:
+        return agree if restarts else next(reads)
+
+    repair = LostStatusRepair(restarts.append, grace=60, clock=lambda: now[0])
+    got, problems = wait_cluster(
+        read,
+        lambda v: cluster_problems(v, ["w1", "w2"], ["orders-cdc"], True),
+        300,
+        clock=lambda: now[0],
+        sleep=lambda s: now.__setitem__(0, now[0] + s),
+        repair=repair,
+    )
+    assert problems == [] and restarts == ["orders-cdc"] and got is agree
+    assert 60 <= now[0] <= 64
+    # Control: without the repair the same reads end at the timeout, naming the lost status.
+    reads = iter([lost] * 200)
+    _, problems = wait_cluster(
+        lambda: next(reads),
+        lambda v: cluster_problems(v, ["w1", "w2"], ["orders-cdc"], True),
+        300,
+        clock=lambda: now[0],
+        sleep=lambda s: now.__setitem__(0, now[0] + s),
+    )
+    assert LOST_LINE in problems
 
 
 # What Connect 4.3's workers answer while their group rebalances, and a conflict that is not one.
