@@ -32,9 +32,9 @@ options:
     type: bool
     default: false
     description:
-      - While waiting with I(require_running), restart once, with its tasks, a connector some worker
-        has answered without a task status another worker has, in every read for I(lost_grace)
-        seconds (C(kafkakit.cluster.connect.LostStatusRepair)). Check mode names it only.
+      - While waiting with I(require_running), restart once a task some worker has answered without
+        the status another worker has, in every read for I(lost_grace) seconds
+        (C(kafkakit.cluster.connect.LostStatusRepair)). Check mode names it only.
   lost_grace: {type: int, default: 60, description: Seconds a lost task status is waited for before restart_lost acts.}
   wait: {type: bool, default: true, description: Wait until healthy; false only reports.}
   timeout: {type: int, default: 300, description: Seconds to wait.}
@@ -43,7 +43,10 @@ author: kafkakit
 
 RETURN = r"""
 problems: {description: Why the cluster is not healthy (empty when healthy)., type: list, returned: always}
-restarted: {description: Connectors restarted (restart_failed, restart_lost)., type: list, returned: always}
+restarted:
+  description: Connectors (restart_failed) and tasks (restart_lost, as <connector>-<id>) restarted.
+  type: list
+  returned: always
 workers: {description: Each answering worker's GET / (version, commit, kafka_cluster_id)., type: dict, returned: always}
 errors: {description: Workers that did not answer, and why., type: dict, returned: always}
 health: {description: Each answering worker's GET /health status (healthy, or why not)., type: dict, returned: always}
@@ -81,7 +84,7 @@ def main() -> None:
         settled,
         wait_cluster,
     )
-    from kafkakit.cluster.connectors import restart_failed, restart_with_tasks
+    from kafkakit.cluster.connectors import restart_failed, restart_task
 
     p = module.params
     tls = TlsFiles(p["ca"], p["cert"], p["key"])
@@ -103,14 +106,14 @@ def main() -> None:
             except RestError as exc:
                 module.fail_json(msg=f"Connect refused a restart: {exc}", changed=False, restarted=restarted)
 
-    def restart_lost(name: str) -> None:
+    def restart_lost(name: str, task: int) -> None:
         if module.check_mode:
             return
         try:
-            restart_with_tasks(next(iter(p["workers"].values())), tls, name, settled())
+            restart_task(next(iter(p["workers"].values())), tls, name, task, settled())
         except RestError as exc:
             done = restarted + (repair.restarted if repair else [])
-            module.fail_json(msg=f"Connect refused to restart {name}: {exc}", changed=bool(done), restarted=done)
+            module.fail_json(msg=f"Connect refused to restart {name}-{task}: {exc}", changed=bool(done), restarted=done)
 
     repair = LostStatusRepair(restart_lost, p["lost_grace"]) if p["restart_lost"] and p["require_running"] else None
     view, problems = wait_cluster(read, judge, p["timeout"] if p["wait"] else 0, repair=repair)

@@ -200,24 +200,37 @@ def read_cluster(urls: Mapping[str, str], tls: TlsFiles, timeout: float = 15.0) 
     return view
 
 
-def lost_task_statuses(view: ClusterView) -> dict[str, list[str]]:
-    """Connectors some worker answers without a task status that another worker has: connector ->
-    one line per such worker. Each worker answers from its own copy of the status topic; one that
-    missed a record answers a running task as absent until the task's status is written again."""
+@dataclass(frozen=True)
+class LostStatus:
+    """Tasks of a connector whose status one worker lacks while another worker has it."""
+
+    connector: str
+    worker: str
+    tasks: tuple[Task, ...]
+
+    def line(self) -> str:
+        named = ", ".join(f"{self.connector}-{t.id} ({t.state} on {t.worker})" for t in self.tasks)
+        return f"worker {self.worker} has no status for task {named}"
+
+
+def lost_task_statuses(view: ClusterView) -> list[LostStatus]:
+    """Each worker's view against the others': the task statuses it lacks. Each worker answers from
+    its own copy of the status topic, and one that applied a connector's tombstone after its
+    tasks' statuses (they sit in other partitions; a restarted worker reads them again) answers a
+    running task as absent until that task's status is written again."""
     known: dict[str, dict[int, Task]] = {}
     for statuses in view.views.values():
         for conn in statuses:
             for task in conn.tasks:
                 known.setdefault(conn.name, {}).setdefault(task.id, task)
-    lost: dict[str, list[str]] = {}
+    lost = []
     for host, statuses in sorted(view.views.items()):
         has = {c.name: {t.id for t in c.tasks} for c in statuses}
         for name, tasks in sorted(known.items()):
             # A connector a worker does not list is being created or deleted: not a lost status.
             missing = sorted(set(tasks) - has[name]) if name in has else []
             if missing:
-                named = ", ".join(f"{name}-{i} ({tasks[i].state} on {tasks[i].worker})" for i in missing)
-                lost.setdefault(name, []).append(f"worker {host} has no status for task {named}")
+                lost.append(LostStatus(name, host, tuple(tasks[i] for i in missing)))
     return lost
 
 
@@ -258,7 +271,7 @@ def cluster_problems(
             if not conn.tasks:
                 problems.append(f"connector {name} has no task yet")
     if require_running:
-        problems += [line for lines in lost_task_statuses(view).values() for line in lines]
+        problems += [lost.line() for lost in lost_task_statuses(view)]
     for conn in view.connectors:
         problems += conn.failed()
     return problems
@@ -266,26 +279,27 @@ def cluster_problems(
 
 @dataclass
 class LostStatusRepair:
-    """A wait's remedy for a lost task status (lost_task_statuses): a connector some worker has
-    answered without a task status another worker has, in every read for `grace` seconds, is
-    restarted with its tasks, once. Connect then writes each of its statuses again and every
-    worker reads them; an exactly-once source task resumes from its committed offsets."""
+    """A wait's remedy for a lost task status (lost_task_statuses): a task some worker has answered
+    without a status another worker has, in every read for `grace` seconds, is restarted once.
+    Connect restarts a task where it is assigned, whatever any view says, and the restart writes
+    its status again for every worker to read; an exactly-once source task commits or aborts its
+    open transaction and resumes from its committed offsets."""
 
-    restart: Callable[[str], None]
+    restart: Callable[[str, int], None]
     grace: float
     clock: Callable[[], float] = time.monotonic
-    since: dict[str, float] = field(default_factory=dict)
+    since: dict[tuple[str, int], float] = field(default_factory=dict)
     restarted: list[str] = field(default_factory=list)
 
     def __call__(self, view: ClusterView) -> None:
-        lost = lost_task_statuses(view)
+        lost = sorted({(s.connector, t.id) for s in lost_task_statuses(view) for t in s.tasks})
         now = self.clock()
         # A read where the workers agree starts the count again.
-        self.since = {name: self.since.get(name, now) for name in lost}
-        for name in sorted(lost):
-            if name not in self.restarted and now - self.since[name] >= self.grace:
-                self.restart(name)
-                self.restarted.append(name)
+        self.since = {task: self.since.get(task, now) for task in lost}
+        for name, task in lost:
+            if f"{name}-{task}" not in self.restarted and now - self.since[name, task] >= self.grace:
+                self.restart(name, task)
+                self.restarted.append(f"{name}-{task}")
 
 
 def wait_cluster(

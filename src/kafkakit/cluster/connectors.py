@@ -314,10 +314,10 @@ def restart_failed(url: str, tls: TlsFiles, names: Iterable[str], call: Call = r
         call(url, "POST", f"/connectors/{_path(name)}/restart?includeTasks=true&onlyFailed=true", tls)
 
 
-def restart_with_tasks(url: str, tls: TlsFiles, name: str, call: Call = request) -> None:
-    """Restart a connector and every one of its tasks, running or not (Connect writes each one's
-    status again)."""
-    call(url, "POST", f"/connectors/{_path(name)}/restart?includeTasks=true&onlyFailed=false", tls)
+def restart_task(url: str, tls: TlsFiles, name: str, task: int, call: Call = request) -> None:
+    """Restart one task of a connector on the worker it is assigned to (Connect forwards the
+    request there), running or not."""
+    call(url, "POST", f"/connectors/{_path(name)}/tasks/{task}/restart", tls)
 
 
 # --- from the inventory ---------------------------------------------------------------------------

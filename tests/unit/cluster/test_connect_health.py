@@ -25,6 +25,7 @@ from kafkakit.cluster.connect import (
     settled,
     wait_cluster,
 )
+from kafkakit.cluster.connectors import restart_failed, restart_task
 from tests.unit.support.pki import Ca
 
 # GET / and GET /connectors?expand=status as a Connect 4.3 worker answers them.
@@ -125,7 +126,7 @@ LOST_LINE = "worker w1 has no status for task orders-cdc-0 (RUNNING on 10.213.7.
 
 def test_a_task_status_one_worker_lost_is_named_only_when_tasks_must_run() -> None:
     lost = each_worker({"w1": NO_TASK, "w2": ORDERS})
-    assert lost_task_statuses(lost) == {"orders-cdc": [LOST_LINE]}
+    assert [s.line() for s in lost_task_statuses(lost)] == [LOST_LINE]
     assert cluster_problems(lost, ["w1", "w2"], ["orders-cdc"], require_running=True) == [
         "connector orders-cdc has no task yet",
         LOST_LINE,
@@ -137,9 +138,9 @@ def test_a_task_status_one_worker_lost_is_named_only_when_tasks_must_run() -> No
     assert cluster_problems(lost, ["w1", "w2"], ["orders-cdc"]) == []
     # Controls: workers that agree, and a connector one worker does not list yet (being created).
     agree = each_worker({"w1": ORDERS, "w2": ORDERS})
-    assert lost_task_statuses(agree) == {}
+    assert lost_task_statuses(agree) == []
     assert cluster_problems(agree, ["w1", "w2"], ["orders-cdc"], True) == []
-    assert lost_task_statuses(each_worker({"w1": {}, "w2": ORDERS})) == {}
+    assert lost_task_statuses(each_worker({"w1": {}, "w2": ORDERS})) == []
 
 
 def test_every_worker_is_asked_for_the_statuses_it_answers(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -157,13 +158,13 @@ def test_every_worker_is_asked_for_the_statuses_it_answers(monkeypatch: pytest.M
     got = read_cluster({"w1": "https://w1:8083", "w2": "https://w2:8083"}, TlsFiles("ca", "cert", "key"))
     assert [c.tasks for c in got.views["w1"]] == [()] and [len(c.tasks) for c in got.views["w2"]] == [1]
     assert got.connectors == got.views["w1"]
-    assert lost_task_statuses(got) == {"orders-cdc": [LOST_LINE]}
+    assert [s.line() for s in lost_task_statuses(got)] == [LOST_LINE]
 
 
 def test_a_lost_task_status_is_restarted_once_after_its_grace_and_not_before() -> None:
     now = [0.0]
-    restarts: list[str] = []
-    repair = LostStatusRepair(restarts.append, grace=60, clock=lambda: now[0])
+    restarts: list[tuple[str, int]] = []
+    repair = LostStatusRepair(lambda name, task: restarts.append((name, task)), grace=60, clock=lambda: now[0])
     lost, agree = each_worker({"w1": NO_TASK, "w2": ORDERS}), each_worker({"w1": ORDERS, "w2": ORDERS})
     for t in (0, 30, 59):
         now[0] = t
@@ -179,19 +180,19 @@ def test_a_lost_task_status_is_restarted_once_after_its_grace_and_not_before() -
     for t in (122, 130, 400):
         now[0] = t
         repair(lost)
-    assert restarts == ["orders-cdc"] and repair.restarted == ["orders-cdc"]
+    assert restarts == [("orders-cdc", 0)] and repair.restarted == ["orders-cdc-0"]
 
 
 def test_the_wait_restarts_a_lost_task_status_and_ends_once_the_workers_agree() -> None:
     lost, agree = each_worker({"w1": NO_TASK, "w2": ORDERS}), each_worker({"w1": ORDERS, "w2": ORDERS})
-    restarts: list[str] = []
+    restarts: list[tuple[str, int]] = []
     now = [0.0]
     reads = iter([lost] * 40 + [agree])
 
     def read() -> ClusterView:
         return agree if restarts else next(reads)
 
-    repair = LostStatusRepair(restarts.append, grace=60, clock=lambda: now[0])
+    repair = LostStatusRepair(lambda name, task: restarts.append((name, task)), grace=60, clock=lambda: now[0])
     got, problems = wait_cluster(
         read,
         lambda v: cluster_problems(v, ["w1", "w2"], ["orders-cdc"], True),
@@ -200,7 +201,7 @@ def test_the_wait_restarts_a_lost_task_status_and_ends_once_the_workers_agree() 
         sleep=lambda s: now.__setitem__(0, now[0] + s),
         repair=repair,
     )
-    assert problems == [] and restarts == ["orders-cdc"] and got is agree
+    assert problems == [] and restarts == [("orders-cdc", 0)] and got is agree
     assert 60 <= now[0] <= 64
     # Control: without the repair the same reads end at the timeout, naming the lost status.
     reads = iter([lost] * 200)
@@ -360,3 +361,13 @@ def test_plain_http_is_not_a_url_the_client_takes(server: tuple[str, Ca, Path]) 
     _, ca, folder = server
     with pytest.raises(ValueError, match="HTTPS only"):
         request("http://127.0.0.1:1", "GET", "/", _client(ca, ca, folder, "admin"))
+
+
+def test_a_task_is_restarted_by_its_own_path_and_a_failed_restart_by_only_failed() -> None:
+    calls, call = answering((204, None), (202, None))
+    restart_task("https://w1:8083", TlsFiles("ca", "c", "k"), "orders cdc", 0, call)
+    restart_failed("https://w1:8083", TlsFiles("ca", "c", "k"), ["orders-cdc"], call)
+    assert [c[1:3] for c in calls] == [
+        ("POST", "/connectors/orders%20cdc/tasks/0/restart"),
+        ("POST", "/connectors/orders-cdc/restart?includeTasks=true&onlyFailed=true"),
+    ]
