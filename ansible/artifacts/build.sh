@@ -10,6 +10,8 @@ top=$(cd "$here/../.." && pwd)
 # shellcheck source=lib.sh
 . "$here/lib.sh"
 pom=$here/$component-pom.xml
+# Extra -D properties of the pom for this release (maven_pinned passes them on).
+maven_props=()
 case $component in
   kafka)
     dir=kafka_2.13-$version sub=libs
@@ -18,6 +20,11 @@ case $component in
       3.*) ;;
       4.*) pom=$here/kafka4-pom.xml ;;
       *) echo "unsupported Kafka version: $version (3.x or 4.x)" >&2; exit 2 ;;
+    esac
+    # 4.4: kafka-server brings log4j2 2.25.5 (the pom's bridges must match it), and Maven Central
+    # has no connect-mirror 4.4.0: that archive carries no MirrorMaker 2 (mirrormaker_kafka_version).
+    case $version in
+      4.4.*) maven_props=(-Dlog4j2.version=2.25.5 -Dkafka.without.mirror) ;;
     esac ;;
   zookeeper) dir=apache-zookeeper-$version-bin sub=lib ;;
   *) echo "unknown component: $component" >&2; exit 2 ;;

@@ -3,10 +3,11 @@
 
 # maven_pinned POM PROPERTY VERSION DEST LOCK MODE WHAT: copy the pom's runtime jars into DEST;
 # every jar must match LOCK (a changed or extra jar fails); MODE --lock rewrites LOCK instead.
+# The caller's array maven_props, when set, adds -D properties of the pom.
 maven_pinned() {
   local pom=$1 property=$2 version=$3 dest=$4 lock=$5 mode=$6 what=$7 sums
   # -C: fail on a checksum mismatch between Maven Central's .sha1 and the downloaded file.
-  mvn -B -q -C -Dstyle.color=never -f "$pom" "-D$property=$version" \
+  mvn -B -q -C -Dstyle.color=never -f "$pom" "-D$property=$version" ${maven_props[@]+"${maven_props[@]}"} \
     dependency:copy-dependencies -DincludeScope=runtime "-DoutputDirectory=$dest" \
     | sed "s/\x1b\[[0-9;]*m//g"
   sums=$(cd "$dest" && sha256sum -- *.jar | sort -k2)

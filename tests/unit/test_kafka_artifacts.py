@@ -7,13 +7,17 @@ import os
 import re
 import shutil
 import subprocess
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "ansible" / "artifacts"
-KAFKA4 = ["4.3.0", "4.3.1"]  # the KRaft upgrade test goes 4.3.0 -> 4.3.1
+POM_NS = {"m": "http://maven.apache.org/POM/4.0.0"}
+KAFKA4 = ["4.3.0", "4.3.1", "4.4.0"]
+# Maven Central serves no connect-mirror 4.4.0: that archive has no MirrorMaker 2 (build.sh).
+WITHOUT_MIRROR = {"4.4.0"}
 
 
 def jars(version: str) -> list[str]:
@@ -34,10 +38,11 @@ def test_a_kafka_4_archive_holds_the_kraft_server_and_its_tools(version: str) ->
         "kafka-raft",
         "kafka-tools",
         "kafka-share-coordinator",
-        "connect-mirror",
         "connect-runtime",
     ):
         assert f"{artifact}-{version}.jar" in names, artifact
+    mirror = {f"connect-mirror-{version}.jar", f"connect-mirror-client-{version}.jar"} & set(names)
+    assert len(mirror) == (0 if version in WITHOUT_MIRROR else 2), mirror
     # 4.x: Scala 2.13 only, no ZooKeeper, no reload4j.
     assert not [n for n in names if "_2.12" in n or n.startswith(("zookeeper", "reload4j", "slf4j-reload4j"))]
 
@@ -68,7 +73,8 @@ def run_build(tmp_path: Path, version: str) -> tuple[subprocess.CompletedProcess
     fake = tmp_path / "bin"
     fake.mkdir()
     (fake / "mvn").write_text(
-        '#!/bin/sh\nwhile [ $# -gt 0 ]; do case $1 in -f) echo "$2" > "$FAKE_POM";; '
+        '#!/bin/sh\necho "$@" > "$FAKE_POM.args"\n'
+        'while [ $# -gt 0 ]; do case $1 in -f) echo "$2" > "$FAKE_POM";; '
         '-DoutputDirectory=*) mkdir -p "${1#-DoutputDirectory=}" && touch "${1#-DoutputDirectory=}/x.jar";; esac; '
         "shift; done\n"
     )
@@ -90,6 +96,30 @@ def test_build_picks_the_pom_by_major_version(tmp_path: Path, version: str, pom:
     assert Path(used).name == pom, done.stderr
     # The fake jar is not in the lock file: the build refuses it.
     assert done.returncode == 1 and "does not match the pinned" in done.stderr
+
+
+@pytest.mark.parametrize("version", KAFKA4)
+def test_build_passes_the_log4j2_release_of_the_lock_and_leaves_out_what_is_not_served(
+    tmp_path: Path, version: str
+) -> None:
+    run_build(tmp_path, version)
+    args = (tmp_path / "pom-used.args").read_text().split()
+    (log4j,) = {n.rsplit("-", 1)[1].removesuffix(".jar") for n in jars(version) if n.startswith("log4j-core-")}
+    pom = ET.parse(ARTIFACTS / "kafka4-pom.xml").getroot()
+    default = pom.find("m:properties/m:log4j2.version", POM_NS).text
+    assert (f"-Dlog4j2.version={log4j}" in args) == (log4j != default), args
+    assert ("-Dkafka.without.mirror" in args) == (version in WITHOUT_MIRROR), args
+
+
+def test_the_kafka4_pom_names_mirrormaker_only_in_its_profile() -> None:
+    pom = ET.parse(ARTIFACTS / "kafka4-pom.xml").getroot()
+    top = [d.find("m:artifactId", POM_NS).text for d in pom.findall("m:dependencies/m:dependency", POM_NS)]
+    (profile,) = pom.findall("m:profiles/m:profile", POM_NS)
+    assert "connect-mirror" not in top and "connect-runtime" in top
+    assert [d.find("m:artifactId", POM_NS).text for d in profile.findall("m:dependencies/m:dependency", POM_NS)] == [
+        "connect-mirror"
+    ]
+    assert profile.find("m:activation/m:property/m:name", POM_NS).text == "!kafka.without.mirror"
 
 
 def test_build_refuses_a_kafka_major_it_has_no_pom_for(tmp_path: Path) -> None:
