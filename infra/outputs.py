@@ -62,7 +62,7 @@ def host_record(host: ClusterHost, bucket: pulumi.Input[str], extra: Mapping[str
 
 # roles/kafka_common's kafka_kraft_version (Pulumi does not read the roles; a copy, tied to it by
 # tests/unit/infra/test_infra_kraft.py).
-KRAFT_KAFKA_VERSION = "4.3.1"
+KRAFT_KAFKA_VERSION = "4.4.0"
 
 
 def data_centre_vars(cfg: StackConfig) -> dict[str, dict[str, Any]]:

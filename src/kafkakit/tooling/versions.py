@@ -40,8 +40,9 @@ ROLE_PINS: tuple[tuple[str, str, str, str], ...] = (
         "Apache Kafka (KRaft mode)",
         "kafka_common",
         "kafka_kraft_version",
-        "newest 4.x release whose kafka_2.13, kafka-server and kafka-tools all resolve from Maven Central "
-        "(4.2.2 and 4.4.0 lack kafka-tools)",
+        "newest 4.x minor: kafka_2.13, kafka-server, kafka-storage, kafka-tools and connect-runtime 4.4.0 resolve from"
+        " Maven Central (connect-mirror 4.4.0 does not: the lab's MirrorMaker 2 runs the row below); storage is"
+        " formatted by the release the node runs (4.4's format is not forward-compatible)",
     ),
     (
         "Apache ZooKeeper",
@@ -108,6 +109,24 @@ PLUGIN_PINS: tuple[tuple[str, str, str], ...] = (
 )
 PLUGINS_DECLARED_IN = "inventories/local/group_vars/dc1.yml"
 
+# (component, inventory file, variable, why): a pin of the lab's inventory itself.
+INVENTORY_PINS: tuple[tuple[str, str, str, str], ...] = (
+    (
+        "Apache Kafka (the lab's MirrorMaker 2 in its KRaft data centre)",
+        "inventories/local/group_vars/dc2.yml",
+        "mirrormaker_kafka_version",
+        "newest release whose connect-mirror resolves from Maven Central (4.4.0's does not); a client of dc1"
+        " (3.9.2) and dc2 (4.4.0) alike",
+    ),
+)
+
+
+def inventory_value(path: str, variable: str, root: Path = ROOT) -> str:
+    value = (yaml.safe_load((root / path).read_text()) or {}).get(variable)
+    if value is None:
+        raise KeyError(f"{path} has no {variable}")
+    return str(value)
+
 
 def plugin_version(name: str, root: Path = ROOT) -> str:
     declared = yaml.safe_load((root / PLUGINS_DECLARED_IN).read_text()).get("kafka_connect_plugins") or []
@@ -138,6 +157,9 @@ def pins(root: Path = ROOT) -> list[Pin]:
     out = [
         Pin(name, role_default(role, var, root), f"roles/{role}/defaults/main.yml `{var}`", why)
         for name, role, var, why in ROLE_PINS
+    ]
+    out += [
+        Pin(name, inventory_value(path, var, root), f"{path} `{var}`", why) for name, path, var, why in INVENTORY_PINS
     ]
     out += [
         Pin(name, plugin_version(plugin, root), f"{PLUGINS_DECLARED_IN} `kafka_connect_plugins`", why)

@@ -56,7 +56,7 @@ pytestmark = pytest.mark.faults
 
 DC = "dc3"
 KRAFT_STATE = ROOT / "build/lab/pki/kraft/dc3.yml"
-UPGRADE_TO = "4.3.1"  # Makefile: KAFKA_KRAFT_VERSION
+UPGRADE_TO = "4.4.0"  # Makefile: KAFKA_KRAFT_VERSION
 MIGRATE = "ops/migrate-to-kraft.yml"
 ROLLBACK = "ops/rollback-to-zookeeper.yml"
 # The operations (migrate, rollback, upgrade) on the default strategy, as when this test passed

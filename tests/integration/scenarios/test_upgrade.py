@@ -15,7 +15,7 @@ from tests.integration.clients import ProduceReport, produce_sequence, read_all
 from tests.integration.playbooks import restart_order, run_playbook
 from tests.integration.quorum import controller_by_id, leader
 
-PREVIOUS, CURRENT = "4.3.0", "4.3.1"  # Makefile: KAFKA_PREVIOUS, KAFKA_KRAFT_VERSION
+PREVIOUS, CURRENT = "4.3.1", "4.4.0"  # Makefile: KAFKA_PREVIOUS, KAFKA_KRAFT_VERSION
 
 
 def running_versions(lab) -> dict[str, str]:  # noqa: ANN001 - Lab
