@@ -1,10 +1,12 @@
 """Kafka's own definitions of the properties the kit writes, and what Kafka would refuse in a value.
 
-The tables (kafka_configs/kafka-<major>.tsv) are Kafka's ConfigDefs as Kafka prints them, per
-release line: the broker's and controller's (KafkaConfig), the Connect worker's (DistributedConfig),
-MirrorMaker 2's (MirrorMakerConfig) and its three connectors', and those of the producer, consumer
-and admin clients a worker opens (its producer., consumer. and admin. settings). They are printed by
-`python -m kafkakit.tooling.config_defs <archive>`, never typed by hand; tests/unit/rules/
+The tables (kafka_configs/kafka-<line>.tsv) are Kafka's ConfigDefs as Kafka prints them, per
+release line (kafkakit.rules.topology.definitions_line: 3.9; 4.0 to 4.3; 4.4, which only adds
+definitions, so a 4.3 node is not given a setting it would ignore): the broker's and controller's
+(KafkaConfig), the Connect worker's (DistributedConfig), MirrorMaker 2's (MirrorMakerConfig) and
+its three connectors', and those of the producer, consumer and admin clients a worker opens (its
+producer., consumer. and admin. settings). They are printed by `python -m
+kafkakit.tooling.config_defs <archive>`, never typed by hand; tests/unit/rules/
 test_property_values.py prints them again from every archive in build/artifacts and compares, and
 checks that value_problem accepts and refuses what Kafka's own parsing and validators do.
 """
@@ -17,7 +19,7 @@ import unicodedata
 from functools import cache
 from pathlib import Path
 
-from kafkakit.rules.topology import kafka_major
+from kafkakit.rules.topology import definitions_line
 from kafkakit.rules.values import whole_number
 
 TABLES = Path(__file__).parent / "kafka_configs"
@@ -26,15 +28,18 @@ COMPONENTS = ("broker", "connect", "mirrormaker", "source", "checkpoint", "heart
 MIRROR_CONNECTORS = ("source", "checkpoint", "heartbeat")
 # A Connect worker's settings of the clients it opens, by prefix.
 CLIENT_PREFIXES = {"producer.": "producer", "consumer.": "consumer", "admin.": "admin"}
-LINES = (3, 4)
+LINES = ("3", "4.3", "4.4")
+# A line whose archive lacks a component takes it from the line before: Maven Central serves no
+# connect-mirror 4.4.0, so MirrorMaker 2's settings on 4.4 are checked as 4.3 defines them.
+EARLIER = {"4.4": "4.3"}
 
 Definition = tuple[str, str]  # (ConfigDef type, validator as Kafka prints it; "" when it has none)
 
 
 @cache
-def _table(major: int) -> dict[str, dict[str, Definition]]:
+def _table(release_line: str) -> dict[str, dict[str, Definition]]:
     by_component: dict[str, dict[str, Definition]] = {c: {} for c in COMPONENTS}
-    for line in (TABLES / f"kafka-{major}.tsv").read_text().splitlines():
+    for line in (TABLES / f"kafka-{release_line}.tsv").read_text().splitlines():
         if line and not line.startswith("#"):
             component, name, kind, validator = line.split("\t")
             by_component[component][name] = (kind, validator)
@@ -44,10 +49,14 @@ def _table(major: int) -> dict[str, dict[str, Definition]]:
 def property_types(component: str, version: str | None) -> dict[str, Definition]:
     """The properties of `component` in a Kafka release ("3.9.2", "4.3.1") with their types and
     validators; for a version of no line the kit ships, every known one (3.x's where both have it)."""
-    major = kafka_major(version) if version else None
-    if major in LINES:
-        return _table(major)[component]
-    return {**_table(4)[component], **_table(3)[component]}
+    line = definitions_line(version)
+    while line is not None:
+        if _table(line)[component]:
+            return _table(line)[component]
+        line = EARLIER.get(line)
+    if definitions_line(version) is not None:
+        return {}
+    return {k: v for line in reversed(LINES) for k, v in _table(line)[component].items()}
 
 
 # ConfigDef's whole-number types and the bounds of the Java type each is read into.

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import difflib
 
-from kafkakit.rules.topology import kafka_major
+from kafkakit.rules.topology import definitions_line, kafka_major
 
 # name -> (ConfigDef type, validator as Kafka prints it; "" when it has none)
 _COMMON: dict[str, tuple[str, str]] = {
@@ -74,19 +74,29 @@ KAFKA_4_TOPIC_CONFIG_TYPES: dict[str, tuple[str, str]] = {
     "segment.bytes": ("INT", "[1048576,...]"),
     "internal.segment.bytes": ("INT", ""),
 }
+# Kafka 4.4.0: 4.3's and four more (KIP-1241's remote copy lag, the share groups' dead-letter queue,
+# the decompressed size bound). A 4.3 broker ignores them: a 4.3 data centre is refused them.
+KAFKA_4_4_TOPIC_CONFIG_TYPES: dict[str, tuple[str, str]] = {
+    **KAFKA_4_TOPIC_CONFIG_TYPES,
+    "errors.deadletterqueue.group.enable": ("BOOLEAN", ""),
+    "max.decompressed.message.bytes": ("INT", "[1,...,2147483639]"),
+    "remote.copy.lag.bytes": ("LONG", "[-1,...]"),
+    "remote.copy.lag.ms": ("LONG", "[-1,...]"),
+}
 KAFKA_3_TOPIC_CONFIGS = frozenset(KAFKA_3_TOPIC_CONFIG_TYPES)
 KAFKA_4_TOPIC_CONFIGS = frozenset(KAFKA_4_TOPIC_CONFIG_TYPES)
+KAFKA_4_4_TOPIC_CONFIGS = frozenset(KAFKA_4_4_TOPIC_CONFIG_TYPES)
 
-_BY_MAJOR = {3: KAFKA_3_TOPIC_CONFIG_TYPES, 4: KAFKA_4_TOPIC_CONFIG_TYPES}
+# By kafkakit.rules.topology.definitions_line.
+_BY_LINE = {"3": KAFKA_3_TOPIC_CONFIG_TYPES, "4.3": KAFKA_4_TOPIC_CONFIG_TYPES, "4.4": KAFKA_4_4_TOPIC_CONFIG_TYPES}
 # A version of no line the kit ships: every name it knows, each with its most lenient (3.x) values.
-_ANY_LINE = {**KAFKA_4_TOPIC_CONFIG_TYPES, **KAFKA_3_TOPIC_CONFIG_TYPES}
+_ANY_LINE = {**KAFKA_4_4_TOPIC_CONFIG_TYPES, **KAFKA_3_TOPIC_CONFIG_TYPES}
 
 
 def topic_config_types(version: str | None) -> dict[str, tuple[str, str]]:
     """The topic configs of a Kafka release ("3.9.2", "4.3.1") with their types and validators;
     every known one when the version is unknown or of a line the kit does not ship."""
-    major = kafka_major(version) if version else None
-    return _BY_MAJOR.get(major or 0, _ANY_LINE)
+    return _BY_LINE.get(definitions_line(version) or "", _ANY_LINE)
 
 
 def topic_config_names(version: str | None) -> frozenset[str]:
@@ -98,7 +108,7 @@ def topic_config_names(version: str | None) -> frozenset[str]:
 def release_line(version: str | None) -> str:
     """How messages name the release whose list was used: "Kafka 3.x", "Kafka 4.x" or "Kafka"."""
     major = kafka_major(version) if version else None
-    return f"Kafka {major}.x" if major in _BY_MAJOR else "Kafka"
+    return f"Kafka {major}.x" if definitions_line(version) else "Kafka"
 
 
 def closest_topic_config(key: str, names: frozenset[str]) -> str | None:

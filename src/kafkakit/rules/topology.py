@@ -81,6 +81,18 @@ def kafka_major(version: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def definitions_line(version: str | None) -> str | None:
+    """Which of the kit's tables of Kafka's definitions (topic configs, ConfigDefs) describes a release:
+    "3" (3.9), "4.3" (4.0 to 4.3: 4.4 only adds definitions), "4.4" (4.4 and later 4.x); None for a
+    version of no line the kit ships (5.x) or not a version at all."""
+    m = _VERSION.match(version.strip()) if version else None
+    if m is None or m.group(1) not in ("3", "4"):
+        return None
+    if m.group(1) == "3":
+        return "3"
+    return "4.4" if int(m.group(2)) >= 4 else "4.3"
+
+
 def _check_mode(c: Cluster) -> list[str]:
     """The metadata mode, the Kafka release it needs, and nothing of the other mode in the DC."""
     if c.metadata_mode not in METADATA_MODES:

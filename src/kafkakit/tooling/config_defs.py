@@ -1,8 +1,10 @@
 """Kafka's own definitions of the properties the kit lets users set, printed from a Kafka archive.
 
-`python -m kafkakit.tooling.config_defs build/artifacts/kafka_2.13-4.3.1.tgz` prints, per
+`python -m kafkakit.tooling.config_defs build/artifacts/kafka_2.13-4.4.0.tgz` prints, per
 component, each property's ConfigDef type and validator as Kafka itself reports them: the table
-kafkakit.rules.property_values reads (src/kafkakit/rules/kafka_configs/kafka-<major>.tsv). It runs a
+kafkakit.rules.property_values reads (src/kafkakit/rules/kafka_configs/kafka-<line>.tsv, a line per
+kafkakit.rules.topology.definitions_line: 3, 4.3, 4.4). A component whose class the archive lacks
+(MirrorMaker 2's in the Maven-assembled 4.4.0, which has no connect-mirror) is left out. It runs a
 small Java program against the archive's jars (java's single-file source launcher), so it needs a
 JDK; the preflight only reads the stored table. tests/unit/rules/test_property_values.py runs it
 on every archive in build/artifacts and compares.
@@ -65,7 +67,13 @@ public class PrintConfigDefs {
     Map<String, Map<String, ConfigDef.ConfigKey>> all = new LinkedHashMap<>();
     for (String a : args) {
       String[] p = a.split("=", 2), w = p[1].split("#");
-      Map<String, ConfigDef.ConfigKey> keys = def(w[0], w[1]).configKeys();
+      Map<String, ConfigDef.ConfigKey> keys;
+      try {
+        keys = def(w[0], w[1]).configKeys();
+      } catch (ClassNotFoundException e) {
+        System.err.println("not in this archive: " + p[0] + " (" + w[0] + ")");
+        continue;
+      }
       all.put(p[0], keys);
       for (String n : new TreeSet<>(keys.keySet()))
         System.out.println(p[0] + "\\t" + n + "\\t" + keys.get(n).type + "\\t" + shown(keys.get(n).validator));

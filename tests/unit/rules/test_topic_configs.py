@@ -16,6 +16,7 @@ import pytest
 from kafkakit.rules.property_values import value_problem
 from kafkakit.rules.topic_configs import (
     KAFKA_3_TOPIC_CONFIGS,
+    KAFKA_4_4_TOPIC_CONFIGS,
     KAFKA_4_TOPIC_CONFIGS,
     closest_topic_config,
     release_line,
@@ -79,7 +80,13 @@ SAMPLES: dict[str, list[str]] = {
 
 @pytest.mark.parametrize(
     ("version", "expected"),
-    [("3.9.2", KAFKA_3_TOPIC_CONFIGS), ("4.3.1", KAFKA_4_TOPIC_CONFIGS), ("4.0.0", KAFKA_4_TOPIC_CONFIGS)],
+    [
+        ("3.9.2", KAFKA_3_TOPIC_CONFIGS),
+        ("4.3.1", KAFKA_4_TOPIC_CONFIGS),
+        ("4.0.0", KAFKA_4_TOPIC_CONFIGS),
+        ("4.4.0", KAFKA_4_4_TOPIC_CONFIGS),
+        ("4.5.0", KAFKA_4_4_TOPIC_CONFIGS),
+    ],
 )
 def test_the_list_follows_the_release_line(version: str, expected: frozenset[str]) -> None:
     assert topic_config_names(version) == expected
@@ -88,8 +95,14 @@ def test_the_list_follows_the_release_line(version: str, expected: frozenset[str
 
 @pytest.mark.parametrize("version", [None, "", "latest", "5.0.0"])
 def test_an_unknown_version_allows_every_name_the_kit_knows(version: str | None) -> None:
-    assert topic_config_names(version) == KAFKA_3_TOPIC_CONFIGS | KAFKA_4_TOPIC_CONFIGS
+    assert topic_config_names(version) == KAFKA_3_TOPIC_CONFIGS | KAFKA_4_4_TOPIC_CONFIGS
     assert release_line(version) == "Kafka"
+
+
+def test_4_4_only_adds_and_a_4_3_data_centre_is_refused_what_it_would_ignore() -> None:
+    assert KAFKA_4_TOPIC_CONFIGS < KAFKA_4_4_TOPIC_CONFIGS
+    assert "remote.copy.lag.ms" in topic_config_names("4.4.0")
+    assert "remote.copy.lag.ms" not in topic_config_names("4.3.1")
 
 
 def test_what_4_x_dropped() -> None:

@@ -492,3 +492,23 @@ def test_kafka_major(version, major):
     from kafkakit.rules.topology import kafka_major
 
     assert kafka_major(version) == major
+
+
+@pytest.mark.parametrize(
+    "version, line",
+    [
+        ("3.9.2", "3"),
+        ("4.0.0", "4.3"),
+        ("4.3.1", "4.3"),
+        ("4.4.0", "4.4"),
+        ("4.10.1", "4.4"),
+        ("5.0.0", None),
+        ("latest", None),
+        (None, None),
+        ("", None),
+    ],
+)
+def test_definitions_line(version, line):
+    from kafkakit.rules.topology import definitions_line
+
+    assert definitions_line(version) == line
