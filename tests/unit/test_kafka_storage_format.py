@@ -6,11 +6,14 @@ the real storage tool)."""
 from __future__ import annotations
 
 import json
+import subprocess
+import tarfile
 from pathlib import Path
 
 import pytest
 
 from tests.unit.support import plugin_files
+from tests.unit.support.kafka_archives import each_archive, needs_archives
 
 fmt = plugin_files.load("modules/kafka_storage_format.py", "kafka_storage_format")
 
@@ -238,3 +241,113 @@ def test_module_never_shows_the_scram_password_when_the_tool_fails(monkeypatch, 
     monkeypatch.setattr(fmt.subprocess, "run", lambda *a, **k: Failed())
     out = run_module(monkeypatch, capsys, module_args(controller, scram_users=[{"name": "admin", "password": "Pw123"}]))
     assert out["failed"] is True and "Pw123" not in json.dumps(out)
+
+
+# --- the release that formats: the node's own (Kafka 4.4's format is not forward-compatible) ------
+
+
+def kafka_home(tmp_path: Path, *jars: str) -> Path:
+    libs = tmp_path / "kafka" / "libs"
+    libs.mkdir(parents=True)
+    for jar in jars:
+        (libs / jar).touch()
+    return libs.parent
+
+
+def test_the_tool_release_is_read_from_the_core_jar(tmp_path: Path) -> None:
+    home = kafka_home(tmp_path, "kafka_2.13-4.4.0.jar", "kafka-clients-4.4.0.jar", "kafka_2.13-4.4.0-test.jar")
+    assert fmt.tool_version(str(home)) == "4.4.0"
+    assert fmt.tool_version(str(tmp_path / "none")) == ""
+    (home / "libs" / "kafka_2.13-4.3.1.jar").touch()  # two releases in one libs/: unknown
+    assert fmt.tool_version(str(home)) == ""
+
+
+@pytest.mark.parametrize(
+    ("tool", "node", "refused"),
+    [
+        ("4.4.0", "4.4.0", False),
+        ("4.4.0", None, False),
+        ("4.4.0", "4.3.1", True),
+        ("4.3.1", "4.4.0", True),
+        ("", "4.4.0", True),
+    ],
+)
+def test_only_the_release_the_node_runs_formats_it(tool: str, node: str | None, refused: bool) -> None:
+    assert bool(fmt.tool_refusal(tool, "/opt/kafka", node)) == refused
+
+
+def test_module_refuses_another_releases_tool_before_formatting(monkeypatch, capsys, controller, tmp_path) -> None:
+    home = kafka_home(tmp_path, "kafka_2.13-4.4.0.jar")
+    monkeypatch.setattr(fmt.subprocess, "run", lambda *a, **k: pytest.fail("the tool must not run"))
+    for check in (False, True):
+        out = run_module(
+            monkeypatch,
+            capsys,
+            module_args(controller, kafka_home=str(home), kafka_version="4.3.1", _ansible_check_mode=check),
+        )
+        assert out["failed"] is True and "Kafka 4.4.0's storage tool" in out["msg"] and "runs 4.3.1" in out["msg"]
+    assert not (controller.parent / "meta").exists()
+
+
+def test_module_records_the_release_that_formatted_each_directory(monkeypatch, capsys, controller, tmp_path) -> None:
+    home = kafka_home(tmp_path, "kafka_2.13-4.4.0.jar")
+    record = tmp_path / "formatted-by.json"
+
+    class Formatted:
+        returncode, stdout, stderr = 0, "Formatting", ""
+
+    def storage_tool(cmd, **_):
+        assert cmd[cmd.index("-cp") + 1] == f"{home}/libs/*"
+        own(controller.parent / "meta")
+        return Formatted()
+
+    monkeypatch.setattr(fmt.subprocess, "run", storage_tool)
+    args = module_args(controller, kafka_home=str(home), kafka_version="4.4.0", record=str(record))
+    out = run_module(monkeypatch, capsys, args)
+    assert out["changed"] is True and out["tool_version"] == "4.4.0"
+    assert json.loads(record.read_text()) == {str(controller.parent / "meta"): "4.4.0"} == out["formatted_by"]
+    # Formatted: nothing runs, the record stays as it is.
+    monkeypatch.setattr(fmt.subprocess, "run", lambda *a, **k: pytest.fail("the tool must not run"))
+    again = run_module(monkeypatch, capsys, args)
+    assert again["changed"] is False and again["formatted_by"] == out["formatted_by"]
+
+
+# --- Kafka's own storage tool, from each 4.x archive in build/artifacts ---------------------------
+
+
+@needs_archives
+@each_archive
+def test_the_kip_1170_format_from_4_4_on_and_the_module_reads_both(archive: Path, tmp_path: Path) -> None:
+    """Formatted by 4.4 or later, a controller's bootstrap metadata is in the zero checkpoint and no
+    bootstrap.checkpoint is written (a 4.3 node cannot start on it); by 4.3, bootstrap.checkpoint. The
+    module's own check after formatting accepts both."""
+    version = archive.name.removeprefix("kafka_2.13-").removesuffix(".tgz")
+    if not version.startswith("4."):
+        pytest.skip("KRaft-only archives: 4.x")
+    with tarfile.open(archive) as tar:
+        tar.extractall(tmp_path, members=[m for m in tar.getmembers() if "/libs/" in m.name], filter="data")
+    home = next(tmp_path.glob("kafka_2.13-*"))
+    meta = tmp_path / "meta"
+    conf = tmp_path / "controller.properties"
+    conf.write_text(
+        "process.roles=controller\nnode.id=101\ncontroller.listener.names=CONTROLLER\n"
+        "listeners=CONTROLLER://127.0.0.1:19094\ncontroller.quorum.bootstrap.servers=127.0.0.1:19094\n"
+        f"log.dirs={meta}\n"
+    )
+    params = {
+        "java": "java",
+        "java_opts": ["-Xmx128m", "-XX:TieredStopAtLevel=1"],
+        "kafka_home": str(home),
+        "config": str(conf),
+        "cluster_id": CLUSTER,
+        "quorum": "standalone",
+    }
+    assert fmt.tool_version(str(home)) == version
+    subprocess.run(fmt.storage_command(params, ignore_formatted=False), capture_output=True, check=True, timeout=120)
+    plan = fmt.plan_format([str(meta)], CLUSTER, 101)
+    assert plan.formatted == [str(meta)] and plan.problems == []
+    zero = (meta / "__cluster_metadata-0" / "00000000000000000000-0000000000.checkpoint").read_bytes()
+    if tuple(int(x) for x in version.split(".")[:2]) >= (4, 4):
+        assert not (meta / "bootstrap.checkpoint").exists() and b"metadata.version" in zero
+    else:
+        assert (meta / "bootstrap.checkpoint").exists() and b"metadata.version" not in zero

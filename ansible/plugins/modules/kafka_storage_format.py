@@ -24,6 +24,12 @@ description:
     a single first controller (C(--standalone)).
   - I(scram_users) become C(--add-scram) bootstrap credentials (KRaft has no other way to create the first
     admin); they are never logged. I(release_version) becomes C(--release-version).
+  - The storage tool is the release of I(kafka_home) (its C(libs/kafka_2.13-<version>.jar)). Kafka 4.4's
+    format is not forward-compatible (KIP-1170 moved the bootstrap metadata into the zero checkpoint of
+    C(__cluster_metadata-0)), so a node must run that release or a newer one. With I(kafka_version), the
+    release the node runs, a tool of another release is refused before anything is formatted.
+  - With I(record), the release that formatted each directory is kept in that JSON file (directory to
+    release), which ops/upgrade.yml reads to refuse moving the node to an older release.
   - Check mode reports what would be formatted and runs nothing.
   - Runs on the Kafka host itself (not delegated).
 options:
@@ -71,6 +77,14 @@ options:
   owner: {type: str, description: Owner given to the formatted directories and their files.}
   group: {type: str, description: Group given to the formatted directories and their files.}
   timeout: {type: int, default: 120, description: Seconds the storage tool may run.}
+  kafka_version:
+    type: str
+    description:
+      - The Kafka release the node runs (for example C(4.4.0)); the storage tool of I(kafka_home) must be
+        that release. Omitted, not checked.
+  record:
+    type: path
+    description: JSON file kept with the release that formatted each directory; omitted, none is kept.
 author: kafkakit
 """
 
@@ -104,6 +118,14 @@ formatted: {description: The directories formatted (check mode - to be formatted
 already_formatted: {description: Directories already formatted for this cluster and node., type: list, returned: always}
 node_id: {description: The node id of the config., type: int, returned: always}
 cluster_id: {description: The cluster id., type: str, returned: always}
+tool_version:
+  description: The release of the storage tool in I(kafka_home) ('' when it cannot be read).
+  type: str
+  returned: always
+formatted_by:
+  description: The record (directory -> release that formatted it); empty without I(record).
+  type: dict
+  returned: always
 directory_id:
   description:
     - C(directory.id) of the metadata log directory (C(metadata.log.dir), else the first log directory),
@@ -112,6 +134,7 @@ directory_id:
   returned: always
 """
 
+import json
 import os
 import re
 import subprocess
@@ -128,6 +151,8 @@ META_V1_KEYS = {"version", "cluster.id", "node.id", "directory.id"}
 # Characters that would break the tool's SCRAM argument syntax: SCRAM-SHA-512=[name=...,password=...].
 SCRAM_UNSAFE = re.compile(r"[,\[\]\"\s]")
 QUORUM_FLAGS = {"no_initial_controllers": ["--no-initial-controllers"], "standalone": ["--standalone"]}
+# The core jar every Kafka archive carries, named by its release (Apache's and the kit's alike).
+CORE_JAR = re.compile(r"^kafka_\d+\.\d+-(\d+\.\d+\.\d+(?:-[\w.]+)?)\.jar$")
 
 
 class FormatError(Exception):
@@ -271,6 +296,56 @@ def storage_command(params: dict, ignore_formatted: bool) -> list[str]:
     return cmd
 
 
+def tool_version(kafka_home: str) -> str:
+    """The Kafka release of an installation, from its core jar (libs/kafka_2.13-4.4.0.jar); '' if none."""
+    try:
+        names = os.listdir(os.path.join(kafka_home, "libs"))
+    except OSError:
+        return ""
+    found = sorted(
+        {m.group(1) for n in names if (m := CORE_JAR.match(n)) and not n.endswith(("-test.jar", "-sources.jar"))}
+    )
+    return found[0] if len(found) == 1 else ""
+
+
+def tool_refusal(tool: str, kafka_home: str, node_version: str | None) -> str:
+    """Why the storage tool of `kafka_home` must not format this node ('' when it may)."""
+    if not node_version:
+        return ""
+    if not tool:
+        return (
+            f"cannot tell which Kafka release {kafka_home} holds (no single libs/kafka_2.13-<version>.jar): "
+            f"refusing to format a node that runs {node_version} with it"
+        )
+    if tool != node_version:
+        return (
+            f"refusing to format with Kafka {tool}'s storage tool ({kafka_home}): this node runs {node_version}. "
+            "Storage formatted by Kafka 4.4 or later is not forward-compatible, and the kit formats with the "
+            "release the node runs: install it first"
+        )
+    return ""
+
+
+def read_record(path: str | None) -> dict[str, str]:
+    """The record of which release formatted each directory; {} when there is none yet."""
+    if not path or not os.path.exists(path):
+        return {}
+    with open(path, encoding="utf-8") as f:
+        data = json.load(f)
+    if not isinstance(data, dict):
+        raise FormatError(f"{path} is not a record of formatted directories (a JSON object)")
+    return {str(k): str(v) for k, v in data.items()}
+
+
+def write_record(path: str, record: dict[str, str]) -> None:
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(dict(sorted(record.items())), f, indent=1)
+        f.write("\n")
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)
+
+
 def check_params(params: dict, config: dict[str, str]) -> int:
     """The node id, after the checks that need no directory; raises FormatError."""
     if not UUID_TEXT.match(params["cluster_id"]):
@@ -334,6 +409,8 @@ def main() -> None:
             "owner": {"type": "str"},
             "group": {"type": "str"},
             "timeout": {"type": "int", "default": 120},
+            "kafka_version": {"type": "str"},
+            "record": {"type": "path"},
         },
         required_if=[("quorum", "initial_controllers", ["initial_controllers"])],
         supports_check_mode=True,
@@ -346,6 +423,8 @@ def main() -> None:
         "already_formatted": [],
         "dirs": [],
         "directory_id": "",
+        "tool_version": tool_version(p["kafka_home"]),
+        "formatted_by": {},
     }
     try:
         with open(p["config"], encoding="utf-8") as f:
@@ -353,14 +432,19 @@ def main() -> None:
         node_id = check_params(p, config)
         result["node_id"] = node_id
         plan = plan_format(node_dirs(config), p["cluster_id"], node_id)
-    except (OSError, FormatError) as exc:
+        record = read_record(p["record"])
+    except (OSError, ValueError, FormatError) as exc:
         module.fail_json(msg=str(exc), **result)
+    result["formatted_by"] = record
     result.update(dirs=plan.dirs, already_formatted=plan.formatted)
     if plan.problems:
         module.fail_json(msg="refusing to format: " + " | ".join(plan.problems), **result)
     if not plan.to_format:
         result["directory_id"] = metadata_directory_id(config)
         module.exit_json(**result)
+    refusal = tool_refusal(result["tool_version"], p["kafka_home"], p["kafka_version"])
+    if refusal:
+        module.fail_json(msg=refusal, **result)
     result.update(changed=True, formatted=plan.to_format)
     if module.check_mode:
         module.exit_json(**result)
@@ -377,6 +461,13 @@ def main() -> None:
     if after.problems or after.to_format:
         module.fail_json(msg="after kafka-storage format: " + " | ".join(after.problems or after.to_format), **result)
     chown_tree(module, plan.to_format, p["owner"], p["group"])
+    if p["record"]:
+        record = {**record, **dict.fromkeys(plan.to_format, result["tool_version"] or "?")}
+        try:
+            write_record(p["record"], record)
+        except OSError as exc:
+            module.fail_json(msg=f"formatted, but {p['record']} could not be written: {exc}", **result)
+        result["formatted_by"] = record
     result["stdout"] = output
     result["directory_id"] = metadata_directory_id(config)
     module.exit_json(**result)
