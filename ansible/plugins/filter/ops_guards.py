@@ -8,6 +8,7 @@ from typing import Any
 from kafkakit.guards import log_reclaim
 from kafkakit.guards import operations as ops_guards
 from kafkakit.guards import pki as pki_guard
+from kafkakit.guards import upgrade as upgrade_guard
 
 
 def _plain(groups: Any) -> dict[str, list[str]]:
@@ -82,9 +83,42 @@ def kafkakit_broker_reclaimable(log_dirs: Any, topic_ids: Any) -> list[dict[str,
     return log_reclaim.reclaimable(log_dirs["entries"], dict(topic_ids))
 
 
+def _reads(reads: Any) -> dict[str, str]:
+    return {str(host): str(text or "") for host, text in dict(reads).items()}
+
+
+def kafkakit_release_change_refusal(describe: Any, target: Any, reads: Any) -> str:
+    """Why a KRaft data centre must not move to Kafka `target` ('' when it may), before any node
+    restarts: `describe` is kafka-features describe's output, `reads` each node's read (host ->
+    "running: ...\nrecord: ..."; kafkakit.guards.upgrade.parse_node_read)."""
+    running, formatted = upgrade_guard.read_nodes(_reads(reads))
+    try:
+        finalized = upgrade_guard.finalized_metadata(str(describe))
+    except ValueError as exc:
+        return f"refusing to move the data centre to Kafka {target}: {exc}"
+    return upgrade_guard.release_change_refusal(finalized, str(target), formatted, running)
+
+
+def kafkakit_features_step_refusal(reads: Any, target: Any) -> str:
+    """Why the features step to `target`'s line must not run yet ('' when every node runs it)."""
+    running, _ = upgrade_guard.read_nodes(_reads(reads))
+    return upgrade_guard.features_step_refusal(running, str(target))
+
+
+def kafkakit_finalized_metadata(describe: Any) -> str:
+    """The finalized metadata.version in kafka-features describe's output ('?' when none)."""
+    try:
+        return upgrade_guard.finalized_metadata(str(describe))
+    except ValueError:
+        return "?"
+
+
 class FilterModule:
     def filters(self) -> dict[str, Any]:
         return {
+            "kafkakit_release_change_refusal": kafkakit_release_change_refusal,
+            "kafkakit_features_step_refusal": kafkakit_features_step_refusal,
+            "kafkakit_finalized_metadata": kafkakit_finalized_metadata,
             "kafkakit_dr_drill_refusal": kafkakit_dr_drill_refusal,
             "kafkakit_dr_drill_victims": kafkakit_dr_drill_victims,
             "kafkakit_pki_new_ca_refusal": kafkakit_pki_new_ca_refusal,
