@@ -351,3 +351,26 @@ def test_the_kip_1170_format_from_4_4_on_and_the_module_reads_both(archive: Path
         assert not (meta / "bootstrap.checkpoint").exists() and b"metadata.version" in zero
     else:
         assert (meta / "bootstrap.checkpoint").exists() and b"metadata.version" not in zero
+
+
+def test_the_scram_credentials_the_tool_prints_are_never_returned(monkeypatch, capsys, controller) -> None:
+    """kafka-storage format prints the bootstrap records it writes: a SCRAM user's salt, stored and
+    server keys, from which the password can be guessed offline."""
+
+    class Printed:
+        returncode, stderr = 0, ""
+        stdout = (
+            "Bootstrap metadata: BootstrapMetadata(records=[ApiMessageAndVersion(UserScramCredentialRecord("
+            "name='admin', mechanism=2, salt=[49, 52], storedKey=[-86, -124], serverKey=[-58, -48], "
+            "iterations=8192) at version 0)], metadataVersionLevel=33)"
+        )
+
+    def storage_tool(cmd, **_):
+        own(controller.parent / "meta")
+        return Printed()
+
+    monkeypatch.setattr(fmt.subprocess, "run", storage_tool)
+    out = run_module(monkeypatch, capsys, module_args(controller, scram_users=[{"name": "admin", "password": "Pw123"}]))
+    shown = json.dumps(out)
+    assert out["changed"] is True and "UserScramCredentialRecord(name='admin', <redacted>)" in out["stdout"]
+    assert "storedKey" not in shown and "salt=" not in shown and "-86" not in shown

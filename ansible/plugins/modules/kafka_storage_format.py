@@ -151,6 +151,9 @@ META_V1_KEYS = {"version", "cluster.id", "node.id", "directory.id"}
 # Characters that would break the tool's SCRAM argument syntax: SCRAM-SHA-512=[name=...,password=...].
 SCRAM_UNSAFE = re.compile(r"[,\[\]\"\s]")
 QUORUM_FLAGS = {"no_initial_controllers": ["--no-initial-controllers"], "standalone": ["--standalone"]}
+# The tool prints the bootstrap metadata it writes, SCRAM credentials with their salt and salted keys
+# among it (4.3 and 4.4 alike): enough for an offline guess of the password, never returned.
+SCRAM_RECORD = re.compile(r"UserScramCredentialRecord\((name='[^']*')?[^)]*\)")
 # The core jar every Kafka archive carries, named by its release (Apache's and the kit's alike).
 CORE_JAR = re.compile(r"^kafka_\d+\.\d+-(\d+\.\d+\.\d+(?:-[\w.]+)?)\.jar$")
 
@@ -294,6 +297,11 @@ def storage_command(params: dict, ignore_formatted: bool) -> list[str]:
     if ignore_formatted:
         cmd.append("--ignore-formatted")
     return cmd
+
+
+def redacted(output: str) -> str:
+    """The tool's output without the SCRAM credentials' salts and keys (the user's name stays)."""
+    return SCRAM_RECORD.sub(lambda m: f"UserScramCredentialRecord({m.group(1) or ''}, <redacted>)", output)
 
 
 def tool_version(kafka_home: str) -> str:
@@ -453,7 +461,7 @@ def main() -> None:
         run = subprocess.run(cmd, capture_output=True, text=True, timeout=p["timeout"], check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         module.fail_json(msg=f"kafka-storage format did not run: {exc}", **result)
-    output = (run.stdout + run.stderr).strip()
+    output = redacted((run.stdout + run.stderr).strip())
     if run.returncode != 0:
         module.fail_json(msg=f"kafka-storage format failed (exit {run.returncode}): {output}", **result)
     # The tool wrote meta.properties; check it says what was asked before reporting success.
