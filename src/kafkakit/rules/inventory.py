@@ -29,6 +29,7 @@ from kafkakit.rules.hosts import (
     node_id_errors,
     private_ip_errors,
 )
+from kafkakit.rules.sessions import Ensemble, lease_errors, zookeeper_session_errors
 from kafkakit.rules.settings import (
     admin_client_errors,
     argument_spec_errors,
@@ -470,6 +471,49 @@ def tls_protocol_errors(
     return errors
 
 
+def session_setting_errors(
+    groups: Mapping[str, list[str]], hostvars: Mapping[str, Mapping], defaults: Mapping[str, Any]
+) -> list[str]:
+    """Per data centre, the session settings against each other (kafkakit.rules.sessions): a
+    ZooKeeper DC's brokers' session against what its ensemble grants, a KRaft DC's heartbeat
+    interval against the lease on its brokers and controllers. Values that are no whole numbers
+    are left to the argument specs."""
+
+    def number(host: str, key: str) -> int | None:
+        if key not in hostvars.get(host, {}):
+            return whole_number(defaults.get(key))
+        value, problem = _read(hostvars, host, key)
+        return None if problem else whole_number(value)
+
+    errors = []
+    for dc in data_centres(groups, hostvars):
+        brokers = _dc_hosts(groups, dc, "kafka_broker")
+        if not brokers:
+            continue
+        if _metadata_mode(hostvars, brokers[0]) == "kraft":
+            leases: dict[tuple[int, int], list[str]] = {}
+            for h in brokers + _dc_hosts(groups, dc, "kafka_controller"):
+                pair = (number(h, "kafka_broker_session_timeout_ms"), number(h, "kafka_broker_heartbeat_interval_ms"))
+                if None not in pair:
+                    leases.setdefault(pair, []).append(h)  # type: ignore[arg-type]
+            errors += lease_errors(dc, leases)
+            continue
+        servers = _dc_hosts(groups, dc, "zookeeper")
+        if not servers:
+            continue  # the topology rules refuse a ZooKeeper DC without an ensemble
+        keys = ("zookeeper_tick_time", "zookeeper_min_session_timeout", "zookeeper_max_session_timeout")
+        tick, low, high = (number(servers[0], k) for k in keys)
+        if tick is None or low is None or high is None:
+            continue
+        sessions: dict[int, list[str]] = {}
+        for h in brokers:
+            requested = number(h, "kafka_zookeeper_session_timeout_ms")
+            if requested is not None:
+                sessions.setdefault(requested, []).append(h)
+        errors += zookeeper_session_errors(dc, Ensemble(tick, low, high), sessions)
+    return errors
+
+
 def integer_setting_errors(
     groups: Mapping[str, list[str]],
     hostvars: Mapping[str, Mapping],
@@ -559,6 +603,7 @@ def input_errors(
     errors += integer_setting_errors(groups, hostvars, defaults)
     errors += data_dir_errors(brokers_all, hostvars, defaults)
     errors += tls_protocol_errors(groups, hostvars, defaults)
+    errors += session_setting_errors(groups, hostvars, defaults)
     # (group, its extra-properties variable, what may not be overridden, what to set instead)
     for group, variable, is_protected, instead in (
         ("kafka_broker", "kafka_extra_properties", protected, PROTECTED_PROPERTIES),

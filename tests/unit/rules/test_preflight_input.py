@@ -747,6 +747,38 @@ BAD: dict[str, tuple[Callable[[View], None], list[str]]] = {
         dc_set("dc1", kafka_user_quota_defaults=10485760),
         [f"dc1: kafka_user_quota_defaults: quotas must be a mapping of {QUOTA_KEYS} to numbers, not 10485760"],
     ),
+    # --- how long a silent broker is kept (issue #47): settings that disagree ------------------------
+    "zookeeper-session-below-what-the-ensemble-grants": (
+        dc_set("dc1", kafka_zookeeper_session_timeout_ms=3000),
+        [
+            f"dc1: kafka_zookeeper_session_timeout_ms=3000 on {DC1_BROKERS} is outside the sessions its ZooKeeper "
+            "ensemble grants, 4000..40000 ms (2 × 2000, 20 × 2000, zookeeper_tick_time=2000): the brokers would get "
+            "4000 ms"
+        ],
+    ),
+    "zookeeper-session-above-a-set-maximum": (
+        dc_set("dc1", zookeeper_tick_time=1000, zookeeper_max_session_timeout=10000),
+        [
+            f"dc1: kafka_zookeeper_session_timeout_ms=18000 on {DC1_BROKERS} is outside the sessions its ZooKeeper "
+            "ensemble grants, 2000..10000 ms (2 × 1000, zookeeper_max_session_timeout=10000, "
+            "zookeeper_tick_time=1000): the brokers would get 10000 ms"
+        ],
+    ),
+    "zookeeper-session-bounds-crossed": (
+        dc_set("dc1", zookeeper_min_session_timeout=9000, zookeeper_max_session_timeout=6000),
+        [
+            "dc1: ZooKeeper's minimum session timeout 9000 ms is above its maximum 6000 ms "
+            "(zookeeper_min_session_timeout=9000, zookeeper_max_session_timeout=6000): ZooKeeper refuses to start"
+        ],
+    ),
+    "kraft-heartbeat-above-half-the-lease": (
+        several(dc_set("dc1", kafka_metadata_mode="kraft"), dc_set("dc1", kafka_broker_session_timeout_ms=3000)),
+        [
+            f"dc1: kafka_broker_heartbeat_interval_ms=2000 on {DC1_BROKERS} is more than half of "
+            "kafka_broker_session_timeout_ms=3000: a broker one heartbeat late would be fenced (Kafka only logs an "
+            "error); keep the interval at most half the session"
+        ],
+    ),
 }
 
 
@@ -794,6 +826,10 @@ FINE: dict[str, Callable[[View], None]] = {
     "absent-topic": topic(state="absent"),
     "topic-name-with-dots-and-dashes": topic(name="team-a.clicks_v2"),
     "harmless-extra-properties": dc_set("dc1", kafka_extra_properties={"num.recovery.threads.per.data.dir": 2}),
+    "zookeeper-session-at-the-ensemble-minimum": dc_set(
+        "dc1", kafka_zookeeper_session_timeout_ms=4000, zookeeper_tick_time=1000, zookeeper_init_limit=20
+    ),
+    "a-lease-a-zookeeper-dc-ignores": dc_set("dc1", kafka_broker_heartbeat_interval_ms=9000),
     "data-dirs-on-the-volume": dc_set("dc1", kafka_data_dirs=["/var/lib/kafka/data", "/var/lib/kafka/data2"]),
     "data-dirs-on-own-storage-dirs": dc_set(
         "dc1",

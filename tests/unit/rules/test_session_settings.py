@@ -134,3 +134,22 @@ def test_zoo_cfg_leaves_the_session_bounds_to_zookeeper_unless_set():
     cfg = zoo_cfg(zookeeper_tick_time=1000, zookeeper_min_session_timeout=3000, zookeeper_max_session_timeout=20000)
     assert (cfg["tickTime"], cfg["minSessionTimeout"], cfg["maxSessionTimeout"]) == ("1000", "3000", "20000")
 
+
+# --- the settings against each other (kafkakit.rules.sessions, the preflight) ---------------------
+
+
+def test_zookeeper_grants_a_session_within_its_bounds():
+    from kafkakit.rules.sessions import Ensemble, granted, zookeeper_bounds
+
+    assert zookeeper_bounds(2000) == (4000, 40000) and zookeeper_bounds(1000, 3000) == (3000, 20000)
+    assert [granted(s, (4000, 40000)) for s in (1000, 4000, 18000, 60000)] == [4000, 4000, 18000, 40000]
+    assert Ensemble(1000, max_ms=10000).bounds == (2000, 10000)
+
+
+def test_a_lease_of_at_least_two_heartbeats_is_fine_and_a_shorter_one_is_said_once_per_pair():
+    from kafkakit.rules.sessions import lease_errors
+
+    assert lease_errors("dc2", {(9000, 2000): ["b1"], (4000, 2000): ["b2"], (4000, 1000): ["c1"]}) == []
+    [message] = lease_errors("dc2", {(3000, 2000): ["b1", "c1"], (4000, 1000): ["b2"]})
+    assert message.startswith("dc2: kafka_broker_heartbeat_interval_ms=2000 on ['b1', 'c1'] is more than half of")
+    assert lease_errors("dc2", {(0, 0): ["b1"]})[0].endswith("must both be above 0")
