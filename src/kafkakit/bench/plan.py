@@ -102,6 +102,10 @@ class Case:
     # The metadata mode of the data centre a kraft-vs-zk case runs against (kafkakit.bench.modes):
     # "zookeeper" or "kraft"; empty for the client cases.
     mode: str = ""
+    # Cases of another group than the default ("") run in a plan of their own after it, so what
+    # their set-up adds to the lab (a spare broker) and their teardown removes frames only their
+    # own rounds, and the other cases never see it (runner.run_plan).
+    group: str = ""
 
     def command(self, records: int, run: str = "0") -> list[str]:
         return _fill_in(self.args, records, run)

@@ -155,7 +155,9 @@ def run_plan(
     progress: Progress | None = None,
 ) -> list[Measurement]:
     """Measure every case `repetitions` times, interleaved; failures become Measurements with
-    an error rather than exceptions, and every case's teardown runs at the end."""
+    an error rather than exceptions, and every case's teardown runs at the end. Cases of a group
+    other than the default (Case.group) run as plans of their own after the default group's, group
+    by group: set-up, rounds, teardown each."""
     if records is not None and seconds is not None:
         raise ValueError("give records or seconds, not both")
     if repetitions < 1:
@@ -163,6 +165,11 @@ def run_plan(
     say = progress or (lambda _msg: None)
     # A fresh tag per bench run keeps consumer groups of earlier runs out of the way.
     tag = tag or time.strftime("%Y%m%d%H%M%S")
+    # The default group first, then the others in the order they first appear.
+    groups = sorted(dict.fromkeys(c.group for c in cases), key=lambda g: g != "")
+    if len(groups) > 1:
+        opts = {"repetitions": repetitions, "records": records, "seconds": seconds, "tag": tag, "progress": say}
+        return [m for g in groups for m in run_plan([c for c in cases if c.group == g], run, **opts)]
     sizes: dict[str, int] = {}
     results: list[Measurement] = []
     try:

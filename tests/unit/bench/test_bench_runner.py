@@ -129,3 +129,31 @@ def test_producer_runs_of_one_record_size_send_equal_counts():
     fake.rates[mid.topic] = [2000.0] + [1.0] * 9
     results = run_plan([TUNED, slow, mid], fake, repetitions=2, seconds=10)
     assert {m.records for m in results} == {20000}
+
+
+def test_a_group_of_its_own_runs_after_the_others_between_its_set_up_and_teardown():
+    from dataclasses import replace
+
+    from kafkakit.bench.parsers import format_scenario
+    from kafkakit.bench.plan import Case
+
+    calls: list[str] = []
+
+    def run(command):
+        calls.append(command[0])
+        return format_scenario("failover", {"ack_gap_s": 1.0}) if command[0].startswith("run-") else ""
+
+    def scenario(name, group=""):
+        return Case(
+            name, "failover", (f"run-{name}",), setup=((f"up-{name}",),), teardown=((f"down-{name}",),),
+            group=group,
+        )  # fmt: skip
+
+    plain, own = scenario("a"), replace(scenario("b", "spare"), setup=(("up-spare",),), teardown=(("down-spare",),))
+    results = run_plan([own, plain, scenario("c", "spare")], run, repetitions=2, records=10, tag="t")
+    assert calls == [
+        "up-a", "run-a", "run-a", "down-a",
+        "up-spare", "up-c", "run-b", "run-c", "run-b", "run-c", "down-spare", "down-c",
+    ]  # fmt: skip
+    # The plain group first whatever the order given; the repetitions and the tag shared.
+    assert [(m.case, m.repetition) for m in results] == [("a", 0), ("a", 1), ("b", 0), ("c", 0), ("b", 1), ("c", 1)]
