@@ -52,3 +52,47 @@ def produce_steadily(conf: Mapping[str, str], topic: str, rate: int, log: AckLog
         while (left := due - time.monotonic()) > 0:
             producer.poll(left)
     producer.flush(60)
+
+
+class PartitionAcks:
+    """Delivery reports of one producer writing numbered records over several partitions: each
+    ack's time and partition, the numbers acknowledged, the errors, and how many were sent."""
+
+    def __init__(self) -> None:
+        self.acks: list[tuple[float, int]] = []
+        self.numbers: list[int] = []
+        self.failed: list[str] = []
+        self.sent = 0
+
+    def on_delivery(self, err: KafkaError | None, msg: Message) -> None:
+        # Runs in the producing thread, inside poll(); list.append is atomic under the GIL.
+        if err is None:
+            self.acks.append((time.monotonic(), msg.partition()))
+            self.numbers.append(int(msg.value()))
+        else:
+            self.failed.append(str(err))
+
+    def times(self, partition: int | None = None) -> list[float]:
+        """Ack times, of one partition or of all."""
+        return [t for t, p in list(self.acks) if partition is None or p == partition]
+
+    def count_after(self, moment: float, partition: int | None = None) -> int:
+        return sum(1 for t in self.times(partition) if t > moment)
+
+
+def produce_round_robin(
+    conf: Mapping[str, str], topic: str, partitions: int, rate: int, log: PartitionAcks, stop: threading.Event
+) -> None:
+    """Send `rate` records a second, numbered 0, 1, ..., to partition n % `partitions` in turn,
+    until `stop`; then wait for the outstanding ones. Idempotent acks=all, as produce_steadily."""
+    producer = Producer({**conf, "acks": "all", "enable.idempotence": "true", "linger.ms": "0"})
+    interval = 1.0 / rate
+    due = time.monotonic()
+    while not stop.is_set():
+        n = log.sent
+        producer.produce(topic, value=str(n).encode(), partition=n % partitions, on_delivery=log.on_delivery)
+        log.sent = n + 1
+        due += interval
+        while (left := due - time.monotonic()) > 0:
+            producer.poll(left)
+    producer.flush(60)

@@ -39,6 +39,7 @@ class DataCentre:
     brokers: dict[int, str]  # broker id -> host, by id
     controllers: dict[int, str]  # KRaft controller id -> host; none in ZooKeeper mode
     ips: dict[str, str]  # host -> private_ip
+    zookeepers: tuple[str, ...] = ()  # the ZooKeeper servers' hosts; none in KRaft mode
 
     @property
     def mode(self) -> str:
@@ -57,7 +58,8 @@ def data_centre(inventory: Mapping[str, Any], dc: str) -> DataCentre:
     if not brokers:
         raise ValueError(f"no kafka_broker host in data centre {dc!r}")
     ips = {h: str(hostvars[h]["private_ip"]) for h in members}
-    return DataCentre(dc, brokers, ids("kafka_controller", "controller_id"), ips)
+    zookeepers = tuple(h for h in groups.get("zookeeper", []) if h in members)
+    return DataCentre(dc, brokers, ids("kafka_controller", "controller_id"), ips, zookeepers)
 
 
 @dataclass(frozen=True)

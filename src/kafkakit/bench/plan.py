@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-Tool = Literal["producer", "consumer", "latency", "partitions", "failover", "shutdown", "cdc"]
+Tool = Literal["producer", "consumer", "latency", "partitions", "failover", "shutdown", "leader-failover", "cdc"]
 
 RECORDS = "{records}"
 RUN = "{run}"

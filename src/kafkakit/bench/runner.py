@@ -34,7 +34,7 @@ MAX_RUN_BYTES = 256 * 1024 * 1024
 # The kraft-vs-zk scenarios (kafkakit.bench.scenarios) and the cdc case (kafkakit.bench.cdc_run):
 # each run is a whole operation on the lab (a fault, a restart, rows committed for a fixed time),
 # so they get no warm-up, no calibration and no record count.
-SCENARIO_TOOLS = ("partitions", "failover", "shutdown", "cdc")
+SCENARIO_TOOLS = ("partitions", "failover", "shutdown", "leader-failover", "cdc")
 
 Result = ProducerResult | ConsumerResult | LatencyResult | ScenarioResult
 PARSERS: dict[str, Callable[[str], Result]] = {

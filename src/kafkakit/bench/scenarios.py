@@ -4,6 +4,8 @@ a result line for the bench's runner (parsers.format_scenario):
     python -m kafkakit.bench.scenarios partitions --inventory build/lab/hosts.yml \\
         --client-conf build/lab/dc2/client.conf --dc dc2 --mode kraft --tag 1
     python -m kafkakit.bench.scenarios failover|shutdown ...     (same options)
+    python -m kafkakit.bench.scenarios leader-failover ... --restart-after 10
+                                          (kafkakit.bench.leader_failover, the leader-failover cases)
     python -m kafkakit.bench.scenarios topic ... --topic T --partitions 6 --replication 2 \\
         --config min.insync.replicas=2                            (a topic on the first brokers)
 
@@ -24,6 +26,8 @@ from confluent_kafka.admin import NewTopic
 
 from kafkakit.bench.failover import failover
 from kafkakit.bench.layout import data_brokers, led_by, spread
+from kafkakit.bench.leader_cases import RESTART_AFTER
+from kafkakit.bench.leader_failover import leader_failover
 from kafkakit.bench.modes import MODES, PARTITION_TOPICS, PARTITIONS_PER_TOPIC, REPLICATION, SHUTDOWN_PARTITIONS
 from kafkakit.bench.nodes import (
     BROKER_UNIT,
@@ -124,6 +128,7 @@ SCENARIOS: dict[str, Callable[[Context], dict[str, float]]] = {
     "partitions": partitions,
     "failover": failover,
     "shutdown": shutdown,
+    "leader-failover": leader_failover,
 }
 
 
@@ -137,6 +142,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--host-exec", default="podman exec", help="command prefix to run argv on a host (%(default)s)")
     p.add_argument("--controller-port", type=int, default=9094, help="the KRaft controllers' port (%(default)s)")
     p.add_argument("--tag", default="0", help="in the run's topic names")
+    p.add_argument(
+        "--restart-after", type=float, default=RESTART_AFTER, help="leader-failover: s from the kill to the start"
+    )
     p.add_argument("--topic", help="topic: its name")
     p.add_argument("--partitions", type=int, help="topic: its partition count")
     p.add_argument("--replication", type=int, default=REPLICATION, help="topic: replicas, on as many brokers")
@@ -157,7 +165,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         create_topic(ctx, args.topic, args.partitions, args.replication, args.config)
         return 0
-    print(format_scenario(args.scenario, SCENARIOS[args.scenario](ctx)), flush=True)
+    if args.scenario == "leader-failover":
+        figures = leader_failover(ctx, args.restart_after)
+    else:
+        figures = SCENARIOS[args.scenario](ctx)
+    print(format_scenario(args.scenario, figures), flush=True)
     return 0
 
 

@@ -20,6 +20,8 @@ KEY_METRICS: dict[str, tuple[str, ...]] = {
     "partitions": ("create_s", "delete_s"),
     "failover": ("ack_gap_s", "metadata_write_s"),
     "shutdown": ("stop_s", "restart_s"),
+    # A leader's host lost (kafkakit.bench.leader_failover), in seconds.
+    "leader-failover": ("ack_gap_s", "any_ack_gap_s", "elected_s", "isr_back_s"),
     # Change data capture (kafkakit.bench.cdc): throughput, then commit → Kafka and → Spark.
     "cdc": ("rows_per_sec", "kafka_p50_ms", "kafka_p99_ms", "spark_p50_ms", "spark_p99_ms"),
 }
