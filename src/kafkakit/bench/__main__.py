@@ -6,8 +6,9 @@ and a chart.
     python -m kafkakit.bench --list ...        # the cases and their command lines, nothing run
 
     # make bench: the tools on the controller against the lab, plus MM2 figures and playbook timings,
-    # the kraft-vs-zk cases (ZooKeeper-mode dc1 vs KRaft dc2, kafkakit.bench.modes) and the cdc case
-    # (rows committed in PostgreSQL at a fixed rate, into Kafka and Spark, kafkakit.bench.cdc)
+    # the kraft-vs-zk cases (ZooKeeper-mode dc1 vs KRaft dc2, kafkakit.bench.modes), the
+    # leader-failover cases (a partition leader's host lost, in both modes, kafkakit.bench.leader_cases)
+    # and the cdc case (rows committed in PostgreSQL at a fixed rate, into Kafka and Spark, kafkakit.bench.cdc)
     python -m kafkakit.bench --bootstrap <SASL_SSL list> --client-config build/lab/dc1/client.properties \
         --plaintext-bootstrap <BENCH list> --client-dir build/lab --zk-dc dc1 --kraft-dc dc2 ...
 
@@ -27,8 +28,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import yaml
+
 from kafkakit.bench import lab
 from kafkakit.bench.cdc import CdcTarget, cdc_case, render_cdc_section
+from kafkakit.bench.leader_cases import LAB_CONFIG, SpareSettings, leader_cases
+from kafkakit.bench.leader_report import render_leader_section
 from kafkakit.bench.mode_report import render_mode_section
 from kafkakit.bench.modes import ModeTarget, ScenarioSettings, mode_cases
 from kafkakit.bench.plan import Case, Endpoint, ToolSettings, build_plan, comparisons, select
@@ -94,9 +99,14 @@ def write_outputs(
 ) -> BenchOutcome:
     """`mode_labels`: what each metadata mode's data centre is ("dc1, Kafka 3.9.2"), for the
     ZooKeeper vs KRaft section, which comes first among the sections when there are such cases;
-    the change data capture section follows it."""
+    the leader-failover section and the change data capture section follow it."""
     summaries = summarize_measurements(measurements)
-    own = [render_mode_section(cases, summaries, mode_labels or {}), render_cdc_section(cases, summaries)]
+    labels = mode_labels or {}
+    own = [
+        render_mode_section(cases, summaries, labels),
+        render_leader_section(cases, summaries, labels),
+        render_cdc_section(cases, summaries),
+    ]
     sections = [*(s for s in own if s), *sections]
     ratios = compare(summaries, comparisons(cases))
     out.mkdir(parents=True, exist_ok=True)
@@ -189,6 +199,13 @@ def _parser() -> argparse.ArgumentParser:
     modes.add_argument("--inventory", type=Path, help="the lab inventory (default: <client-dir>/hosts.yml)")
     modes.add_argument("--host-exec", default="podman exec", help="runs argv on a lab host: <this> <host> argv")
     modes.add_argument("--controller-port", type=int, default=9094, help="KRaft controllers' port (%(default)s)")
+    modes.add_argument(
+        "--lab-config", type=Path, default=LAB_CONFIG, help="the lab's hosts and spares (leader-failover)"
+    )
+    modes.add_argument("--image-tag-file", type=Path, default=Path("build/lab-image.tag"), help="the lab image's tag")
+    modes.add_argument(
+        "--lab-vars", type=Path, help="extra variables the lab was deployed with (a spare gets them too)"
+    )
     cdc = p.add_argument_group("change data capture: the cdc-<rate> case, planned with --client-dir")
     cdc.add_argument("--cdc-dc", default="dc1", help="the data centre of the connector orders-cdc (%(default)s)")
     cdc.add_argument("--cdc-rate", type=int, default=CdcTarget.rate, help="rows committed per second (%(default)s)")
@@ -213,6 +230,25 @@ def check_mode_files(targets: Sequence[ModeTarget], inventory: Path) -> None:
     for path in [inventory, *(Path(p) for t in targets for p in (t.client_conf, t.client_properties))]:
         if not path.exists():
             raise FileNotFoundError(f"{path} is missing: the kraft-vs-zk cases need it (run `make lab` first)")
+
+
+def spare_settings(args: argparse.Namespace, inventory: Path) -> SpareSettings:
+    return SpareSettings(
+        inventory=str(inventory),
+        lab_config=str(args.lab_config.resolve()),
+        image_tag_file=str(args.image_tag_file.resolve()),
+        ansible_dir=str(args.ansible_dir.resolve()),
+        ansible_playbook=args.ansible_playbook,
+        lab_vars=str(args.lab_vars.resolve()) if args.lab_vars else "",
+        host_exec=args.host_exec,
+        controller_port=args.controller_port,
+    )
+
+
+def check_spare_files(spare: SpareSettings, lab_vars: Path | None) -> None:
+    for path in (Path(spare.image_tag_file), *([lab_vars] if lab_vars else [])):
+        if not path.exists():
+            raise FileNotFoundError(f"{path} is missing: the leader-failover case's spare broker needs it")
 
 
 def cdc_target(args: argparse.Namespace, inventory: Path) -> CdcTarget:
@@ -266,7 +302,9 @@ def lab_sections(args: argparse.Namespace, say: Progress) -> list[str]:
     timings: list[lab.Timing] = []
     if args.timing_runs > 0:
         roll = ["ops/rolling-restart.yml", "-e", f"roll_dc={args.dc}"]
-        playbooks = [("no-op `site.yml`", ["site.yml"]), (f"`{' '.join(roll)}`", roll)]
+        # With the variables the lab was deployed with: a no-op, and no roll back to the defaults.
+        extra = ["-e", f"@{args.lab_vars.resolve()}"] if args.lab_vars else []
+        playbooks = [("no-op `site.yml`", ["site.yml", *extra]), (f"`{' '.join(roll)}`", [*roll, *extra])]
         timings = lab.time_playbooks(
             playbooks,
             args.timing_runs,
@@ -295,17 +333,27 @@ def main(argv: Sequence[str] | None = None) -> int:
             settings = ScenarioSettings(str(inventory), host_exec=args.host_exec, controller_port=args.controller_port)
             targets = mode_targets(args)
             cases += mode_cases(targets, tools=tools, settings=settings)
+            spare = spare_settings(args, inventory)
+            lab_config = yaml.safe_load(args.lab_config.read_text())
+            cases += leader_cases(targets, lab_config, settings=settings, spare=spare)
             cdc = cdc_target(args, inventory)
             cases.append(cdc_case(cdc))
         cases = select(cases, args.only)
         if args.client_dir and not args.list and any(c.mode for c in cases):
             check_mode_files(targets, inventory)
+        if args.client_dir and not args.list and any(c.tool == "leader-failover" and c.setup for c in cases):
+            check_spare_files(spare, args.lab_vars)
         if args.client_dir and not args.list and any(c.tool == "cdc" for c in cases):
             check_cdc_files(cdc)
     except (ValueError, OSError) as exc:
         print(exc, file=sys.stderr)
-        if not args.client_dir and any(p.startswith(("kraft-vs-zk", "cdc")) for p in args.only or ()):
-            print("the kraft-vs-zk and cdc cases are planned with --client-dir (the lab's files)", file=sys.stderr)
+        if not args.client_dir and any(
+            p.startswith(("kraft-vs-zk", "leader-failover", "cdc")) for p in args.only or ()
+        ):
+            print(
+                "the kraft-vs-zk, leader-failover and cdc cases are planned with --client-dir (the lab's files)",
+                file=sys.stderr,
+            )
         return 2
     if args.list:
         for case in cases:

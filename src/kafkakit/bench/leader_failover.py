@@ -43,7 +43,15 @@ from confluent_kafka.admin import AdminClient
 
 from kafkakit.bench.acks import PartitionAcks, longest_ack_gap, produce_round_robin
 from kafkakit.bench.layout import data_brokers, spread
-from kafkakit.bench.leader_cases import BROKERS, MIN_INSYNC, PARTITIONS, RATE, RESTART_AFTER, VICTIM_PARTITION
+from kafkakit.bench.leader_cases import (
+    BROKERS,
+    MIN_INSYNC,
+    PARTITIONS,
+    RATE,
+    RESTART_AFTER,
+    VICTIM_PARTITION,
+    topic_name,
+)
 from kafkakit.bench.nodes import (
     BROKER_UNIT,
     Context,
@@ -277,7 +285,7 @@ def leader_failover(ctx: Context, restart_after: float = RESTART_AFTER) -> dict[
     victim, assignment = layout(list(ctx.dc.brokers), avoid)
     host = ctx.dc.brokers[victim]
     settings = settings_in_effect(ctx, host)
-    topic = f"bench-lf-{ctx.dc.mode}-{ctx.tag}"
+    topic = topic_name(ctx.dc.mode, ctx.tag)
     create_laid_out(ctx, topic, assignment, {"min.insync.replicas": str(MIN_INSYNC)})
     log, stop = PartitionAcks(), threading.Event()
     args = (ctx.conf, topic, PARTITIONS, RATE, log, stop)

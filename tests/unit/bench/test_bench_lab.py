@@ -396,6 +396,7 @@ def test_the_timed_playbooks_exist_and_site_yml_gets_no_bench_variables(monkeypa
         ansible_dir=ROOT / "ansible",
         ansible_playbook="ansible-playbook",
         cold_lab_seconds=None,
+        lab_vars=None,
     )
     bench_main.lab_sections(args, say=lambda _m: None)
     assert seen == [
@@ -404,6 +405,13 @@ def test_the_timed_playbooks_exist_and_site_yml_gets_no_bench_variables(monkeypa
     ]
     assert all((ROOT / "ansible" / argv[0]).is_file() for _, argv in seen)
     assert "--bench-port" not in bench_main._parser().format_help()
+    # A lab deployed with extra variables (make's LAB_VARS) is timed with them: still a no-op.
+    seen.clear()
+    bench_main.lab_sections(argparse.Namespace(**{**vars(args), "lab_vars": ROOT / "fast.yml"}), say=print)
+    assert [argv for _, argv in seen] == [
+        ["site.yml", "-e", f"@{ROOT / 'fast.yml'}"],
+        ["ops/rolling-restart.yml", "-e", "roll_dc=dc1", "-e", f"@{ROOT / 'fast.yml'}"],
+    ]
 
 
 def test_mirror_runs_add_throughput_and_survive_a_failed_run(tmp_path):

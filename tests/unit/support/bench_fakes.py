@@ -20,6 +20,7 @@ SCENARIO_DEFAULTS = {
     "partitions": {"create_s": 10.0, "delete_s": 5.0},
     "failover": {"ack_gap_s": 0.5, "metadata_write_s": 19.0, "failed_sends": 0.0},
     "shutdown": {"stop_s": 8.0, "restart_s": 30.0},
+    "leader-failover": {"ack_gap_s": 13.5, "any_ack_gap_s": 13.6, "elected_s": 13.4, "isr_back_s": 9.0, "lost": 0.0},
 }
 
 
