@@ -19,6 +19,13 @@ ZooKeeper vs KRaft (the kraft-vs-zk cases, issue #14):
     layout       replica assignments
     mode_report  the report section: medians per mode, ratio, the winner sentences
 
+A leader's host lost (the leader-failover cases, issue #47):
+
+    leader_cases     the cases, in a group of their own; the spare broker a small data centre needs
+    leader_failover  one run: the kill, the metadata watch, the figures, the settings read from hosts
+    spare            `python -m kafkakit.bench.spare up|down`: a spare lab broker in and out of a DC
+    leader_report    the report section: the windows against the 6 s aim, the accounting, the settings
+
 Change data capture at a fixed commit rate (the cdc-<rate> case, issue #48):
 
     cdc          the pacing, the SQL, envelope fields, percentiles, the figures, the case, the section
