@@ -69,6 +69,7 @@ WARMUP_SECONDS = 2  # of acks before the kill
 TAIL_SECONDS = 2  # of partition 0's acks after the broker is back in every ISR
 TIMEOUT = 240.0  # s from the kill until the broker is back in every ISR
 CONTROLLER_WAIT = 60.0
+LEAD_WAIT = 30.0  # s for the metadata to show the laid-out leader before the kill
 METADATA_TIMEOUT = 2.0  # s, one Metadata request while a broker is gone
 WATCH_EVERY = 0.1  # s between two Metadata requests: the resolution of elected_s and isr_back_s
 READ_TIMEOUT = 60.0
@@ -297,9 +298,8 @@ def leader_failover(ctx: Context, restart_after: float = RESTART_AFTER) -> dict[
         try:
             wait_for("acks before the kill", lambda: len(log.numbers) >= RATE * WARMUP_SECONDS, 60)
             # The topic was laid out around the leader and the controller found above.
-            leader = partition_states(admin, topic).get(VICTIM_PARTITION, (-1, ()))[0]
-            if leader != victim:
-                raise RuntimeError(f"partition {VICTIM_PARTITION} of {topic} is led by {leader}, not {victim}")
+            leads = lambda: partition_states(admin, topic).get(VICTIM_PARTITION, (-1, ()))[0] == victim  # noqa: E731
+            wait_for(f"broker {victim} leading partition {VICTIM_PARTITION} of {topic}", leads, LEAD_WAIT)
             if not kraft and zookeeper_controller(ctx.conf) == victim:
                 raise RuntimeError(f"broker {victim} became the controller before the kill")
             killed_at = time.monotonic()
