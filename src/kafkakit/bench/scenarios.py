@@ -3,6 +3,8 @@ a result line for the bench's runner (parsers.format_scenario):
 
     python -m kafkakit.bench.scenarios partitions --inventory build/lab/hosts.yml \\
         --client-conf build/lab/dc2/client.conf --dc dc2 --mode kraft --tag 1
+    python -m kafkakit.bench.scenarios partitions ... --delete-after-logs /var/lib/kafka/data
+                                          (the delete timed once every replica's log exists)
     python -m kafkakit.bench.scenarios failover|shutdown ...     (same options)
     python -m kafkakit.bench.scenarios leader-failover ... --restart-after 10
                                           (kafkakit.bench.leader_failover, the leader-failover cases)
@@ -18,11 +20,11 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import yaml
-from confluent_kafka.admin import NewTopic
+from confluent_kafka.admin import AdminClient, NewTopic
 
 from kafkakit.bench.failover import failover
 from kafkakit.bench.layout import data_brokers, led_by, spread
@@ -58,10 +60,33 @@ def _check(errors: list[str], what: str) -> None:
         raise RuntimeError(f"{what}: {'; '.join(errors[:3])}")
 
 
-def partitions(ctx: Context) -> dict[str, float]:
+def replica_dirs(admin: AdminClient, topics: list[str]) -> dict[int, set[str]]:
+    """Per broker id, the log directory names (`<topic>-<partition>`) its replicas of `topics` need."""
+    meta = admin.list_topics(timeout=10).topics
+    wanted: dict[int, set[str]] = {}
+    for t in topics:
+        for p in meta[t].partitions.values():
+            for broker in p.replicas:
+                wanted.setdefault(broker, set()).add(f"{t}-{p.id}")
+    return wanted
+
+
+def logs_present(ctx: Context, wanted: Mapping[int, set[str]], data_dir: str) -> bool:
+    """Whether every broker has a log directory for each of its replicas in `wanted`."""
+    for broker, dirs in wanted.items():
+        present = set(ctx.run(ctx.dc.brokers[broker], ["ls", "-1", data_dir]).split())
+        if not dirs <= present:
+            return False
+    return True
+
+
+def partitions(ctx: Context, logs_dir: str | None = None) -> dict[str, float]:
     """One CreateTopics call for PARTITION_TOPICS topics totalling 1,000 partitions, timed until
     the metadata shows a leader for every one; then one DeleteTopics call, timed until the
-    metadata lists none of them."""
+    metadata lists none of them. With `logs_dir` (the brokers' data directory), the delete waits
+    first until every replica's log exists on its broker (`logs_s`, from the CreateTopics call):
+    whether a slow delete is the creation's work the brokers still do after the metadata names
+    the leaders."""
     names = [ctx.topic("partitions", f"-{i}") for i in range(PARTITION_TOPICS)]
     # The socket must wait as long as the call may take (the kit's admin default is 10 s, and the
     # first creation of 1,000 partitions on the lab took longer).
@@ -73,12 +98,17 @@ def partitions(ctx: Context) -> dict[str, float]:
         _check(failed_futures(admin.create_topics(topics, **timeouts)), "create")
         ready = lambda: all_led(admin, names, PARTITIONS_PER_TOPIC)  # noqa: E731
         created = wait_for("a leader for every partition", ready, SETTLE_TIMEOUT) - start
+        figures = {"create_s": created}
+        if logs_dir is not None:
+            wanted = replica_dirs(admin, names)
+            present = lambda: logs_present(ctx, wanted, logs_dir)  # noqa: E731
+            figures["logs_s"] = wait_for("every replica's log on its broker", present, SETTLE_TIMEOUT) - start
         start = time.monotonic()
         _check(failed_futures(admin.delete_topics(names, **timeouts)), "delete")
         gone = wait_for("the topics gone from the metadata", lambda: not listed(admin, names), SETTLE_TIMEOUT)
     finally:
         delete_topics_retrying(ctx.conf, names)  # after a failure; an unknown topic counts as deleted
-    return {"create_s": created, "delete_s": gone - start}
+    return {**figures, "delete_s": gone - start}
 
 
 def shutdown(ctx: Context) -> dict[str, float]:
@@ -145,6 +175,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--restart-after", type=float, default=RESTART_AFTER, help="leader-failover: s from the kill to the start"
     )
+    p.add_argument(
+        "--delete-after-logs",
+        metavar="DATA_DIR",
+        help="partitions: before the delete, wait until every replica's log exists in the brokers' DATA_DIR",
+    )
     p.add_argument("--topic", help="topic: its name")
     p.add_argument("--partitions", type=int, help="topic: its partition count")
     p.add_argument("--replication", type=int, default=REPLICATION, help="topic: replicas, on as many brokers")
@@ -167,6 +202,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.scenario == "leader-failover":
         figures = leader_failover(ctx, args.restart_after)
+    elif args.scenario == "partitions":
+        figures = partitions(ctx, args.delete_after_logs)
     else:
         figures = SCENARIOS[args.scenario](ctx)
     print(format_scenario(args.scenario, figures), flush=True)

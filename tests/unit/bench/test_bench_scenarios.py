@@ -11,8 +11,9 @@ from confluent_kafka import KafkaError, KafkaException
 from kafkakit.bench import failover
 from kafkakit.bench.acks import AckLog, longest_ack_gap
 from kafkakit.bench.layout import data_brokers, led_by, spread
-from kafkakit.bench.nodes import data_centre, host_runner, quorum_leader
+from kafkakit.bench.nodes import Context, data_centre, host_runner, quorum_leader
 from kafkakit.bench.parsers import ParseError, format_scenario, parse_scenario
+from kafkakit.bench.scenarios import logs_present, replica_dirs
 from kafkakit.rules.inventory import HostRecord, build_inventory
 
 # --- the failover window --------------------------------------------------------------------
@@ -128,6 +129,43 @@ def test_quorum_leader_asks_each_controller_until_one_answers():
         ("dc2-controller1", "10.0.0.31:9094", "--status"),
         ("dc2-controller2", "10.0.0.32:9094", "--status"),
     ]
+
+
+class _Partition:
+    def __init__(self, pid, replicas):
+        self.id, self.replicas = pid, replicas
+
+
+class _Topic:
+    def __init__(self, replicas):
+        self.partitions = {i: _Partition(i, r) for i, r in enumerate(replicas)}
+
+
+class _Admin:
+    def __init__(self, topics):
+        self.topics = topics
+
+    def list_topics(self, timeout):
+        return self
+
+
+def test_the_logs_a_delete_waits_for_are_each_replicas_on_its_broker():
+    admin = _Admin({"t": _Topic([[1, 2], [2, 1]]), "u": _Topic([[2, 1]]), "other": _Topic([[3, 1]])})
+    wanted = replica_dirs(admin, ["t", "u"])
+    assert wanted == {1: {"t-0", "t-1", "u-0"}, 2: {"t-0", "t-1", "u-0"}}
+
+    listings = {"dc1-kafka1": "t-0\nt-1\nu-0\nmeta.properties\n", "dc1-kafka2": "t-0\nu-0\n"}
+    asked = []
+
+    def run(host, argv):
+        asked.append((host, argv))
+        return listings[host]
+
+    ctx = Context(data_centre(INVENTORY, "dc1"), {}, run, 9094, "0")
+    assert not logs_present(ctx, wanted, "/var/lib/kafka/data")  # dc1-kafka2 lacks t-1
+    assert ("dc1-kafka2", ["ls", "-1", "/var/lib/kafka/data"]) in asked
+    listings["dc1-kafka2"] += "t-1\n"
+    assert logs_present(ctx, wanted, "/var/lib/kafka/data")  # control: every log there
 
 
 def test_host_runner_prefixes_the_host_and_raises_on_failure():
