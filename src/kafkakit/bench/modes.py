@@ -12,10 +12,6 @@ modes one after the other like every other pair of the bench (plan.interleave):
 The first three run `python -m kafkakit.bench.scenarios`, one operation per run, ending in a
 result line; the last is a producer case of the bench whose per-run topic that module places
 on two brokers, so both data centres write through the same number of brokers.
-
-Measured on the 2-core lab (2026-11-26): the three rounds of the whole set took about 9 minutes
-with the ZooKeeper failover case failing after its 60 s wait; count 2–3 minutes more a round once
-that case runs through (the dead broker's 18 s session, then its restart).
 """
 
 from __future__ import annotations
