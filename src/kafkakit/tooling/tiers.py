@@ -49,7 +49,7 @@ class Scenario:
 
 SCENARIOS: tuple[Scenario, ...] = (
     Scenario("rotation", ("test_rotation.py",), "CA rotation and certificate renewal under load"),
-    Scenario("upgrade", ("test_upgrade.py",), "the KRaft data centre rolled to the next release under load"),
+    Scenario("upgrade", ("test_upgrade.py",), "the KRaft data centre made again on 4.3, moved to 4.4 under load"),
     Scenario("scale", ("test_scale.py",), "a broker added, partitions moved onto it, then removed, under load"),
     Scenario(
         "faults",
