@@ -31,13 +31,13 @@ def defaults(role: str) -> dict:
 
 def pinned_file() -> str:
     """The security properties file the java role writes, rendered as its task renders it."""
-    (task,) = [t for t in yaml.safe_load((ROOT / "roles/java/tasks/main.yml").read_text()) if "copy" in str(t)]
-    copy = task["ansible.builtin.copy"]
+    tasks = yaml.safe_load((ROOT / "roles/java/tasks/main.yml").read_text())
+    (template,) = [t["ansible.builtin.template"] for t in tasks if "ansible.builtin.template" in t]
     variables = {"ansible_managed": "Ansible managed", **defaults("java")}
-    assert jinja2.Template(copy["dest"]).render(variables) == variables["java_security_file"]
+    assert jinja2.Template(template["dest"]).render(variables) == variables["java_security_file"]
     env = jinja2.Environment(trim_blocks=True)
     env.filters["dictsort"] = lambda d: sorted(d.items())
-    return env.from_string(copy["content"]).render(variables)
+    return env.from_string((ROOT / "roles/java/templates" / template["src"]).read_text()).render(variables)
 
 
 def test_the_java_role_pins_pkcs12_as_the_default_keystore_type() -> None:
