@@ -60,6 +60,7 @@ class Cluster:
     def args(self, users: list[dict], **extra: object) -> dict:
         return {
             "bootstrap_servers": "10.99.0.11:9093",
+            "kafka_version": "4.4.0",
             "admin_user": "admin",
             "admin_password": ADMIN_PASSWORD,
             "truststore": "/etc/kafka/tls/truststore.pem",
@@ -256,6 +257,8 @@ BAD_ARGS = {
     "no-password": ({"admin_password": None}, "missing required arguments: admin_password"),
     "unknown-argument": ({"exclusiv": True}, "Unsupported parameters for (kafka_quotas) module: exclusiv."),
     "a-mechanism-of-no-scram": ({"sasl_mechanism": "PLAIN"}, "value of sasl_mechanism must be one of"),
+    "no-release": ({"kafka_version": "latest"}, "kafka_version='latest' is not a Kafka release like 4.4.0"),
+    "no-version": ({"kafka_version": None}, "missing required arguments: kafka_version"),
 }
 
 
@@ -270,6 +273,14 @@ def test_bad_arguments_fail_before_the_tool_runs(case, tmp_path, apply):
     assert ADMIN_PASSWORD not in json.dumps(result) and USER_PASSWORD not in json.dumps(result)
 
 
+@pytest.mark.parametrize(("version", "tool"), [("4.3.1", "kafka.admin"), ("4.4.0", "org.apache.kafka.tools")])
+def test_the_tool_is_the_one_of_the_release_the_host_runs(version, tool, tmp_path):
+    cluster = Cluster(tmp_path)
+    result = cluster.apply(cluster.args([ALICE], kafka_version=version))
+    assert not result.get("failed"), result
+    assert cluster.calls() and {c["args"][0] for c in cluster.calls()} == {f"{tool}.ConfigCommand"}
+
+
 def test_a_failing_tool_fails_the_task_with_its_message_masked(tmp_path):
     cluster = Cluster(tmp_path)
     state = cluster.state
@@ -277,7 +288,7 @@ def test_a_failing_tool_fails_the_task_with_its_message_masked(tmp_path):
     cluster.path.write_text(json.dumps(state))
     result = cluster.apply(cluster.args([ALICE]))
     assert result.get("failed") and not result["changed"], result
-    assert "Kafka's ConfigCommand on localhost: kafka.admin.ConfigCommand failed (exit 1)" in result["msg"]
+    assert "Kafka's ConfigCommand on localhost: org.apache.kafka.tools.ConfigCommand failed (exit 1)" in result["msg"]
     assert "Authentication failed for admin with ********" in result["msg"]
     assert ADMIN_PASSWORD not in json.dumps(result) and USER_PASSWORD not in json.dumps(result)
 

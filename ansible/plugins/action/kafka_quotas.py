@@ -33,6 +33,7 @@ from kafkakit.cluster.quotas import label as entity_label
 RUNNER = "kafkakit_tool"
 ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
     "bootstrap_servers": {"type": "str", "required": True},
+    "kafka_version": {"type": "str", "required": True},
     "admin_user": {"type": "str", "required": True},
     "admin_password": {"type": "str", "required": True, "no_log": True},
     "sasl_mechanism": {"type": "str", "default": "SCRAM-SHA-512", "choices": list(SASL_MECHANISMS)},
@@ -70,9 +71,11 @@ class ActionModule(ActionBase):
         try:
             owned = declared_quotas(p["users"], p["defaults"])
             config = command_config(p["admin_user"], p["admin_password"], p["truststore"], p["sasl_mechanism"])
-            runs = self._tool(task_vars, p, [describe_command(p["bootstrap_servers"])], config, writes=False)
+            runs = self._tool(
+                task_vars, p, [describe_command(p["bootstrap_servers"], p["kafka_version"])], config, writes=False
+            )
             plan = plan_quotas(owned, parse_describe(runs[0]["stdout"]), p["exclusive"])
-            commands = [alter_command(p["bootstrap_servers"], change) for change in plan.changes]
+            commands = [alter_command(p["bootstrap_servers"], p["kafka_version"], change) for change in plan.changes]
             result.update(
                 changed=plan.changed,
                 diff=diff(plan),

@@ -16,7 +16,7 @@ description:
     keeps no quota. The quotas of every other user are undeclared - returned in C(undeclared), and
     deleted only with I(exclusive).
   - Only user entities are read and changed; client-id and <user, client-id> quotas are left alone.
-  - confluent-kafka's AdminClient has no client-quota API, so Kafka's C(kafka.admin.ConfigCommand) runs on
+  - confluent-kafka's AdminClient has no client-quota API, so Kafka's ConfigCommand (of I(kafka_version)) runs on
     the task's host (a broker of the data centre, through its C(kafkakit-run) launcher) with
     C(--bootstrap-server), one C(--describe) per run and one C(--alter) per entity that changes. It works
     the same against ZooKeeper-mode (3.9) and KRaft (4.x) clusters.
@@ -28,6 +28,10 @@ description:
     with the messages the preflight gives.
 options:
   bootstrap_servers: {type: str, required: true, description: 'The brokers'' client listener, host:port list.'}
+  kafka_version:
+    type: str
+    required: true
+    description: The Kafka release the task's host runs, whose ConfigCommand class runs (4.4 moved it).
   admin_user: {type: str, required: true, description: A SCRAM user allowed to describe and alter client quotas.}
   admin_password: {type: str, required: true, no_log: true, description: Its password.}
   sasl_mechanism:
@@ -58,6 +62,7 @@ EXAMPLES = r"""
 - name: Apply the client quotas of the data centre
   kafka_quotas:
     bootstrap_servers: "{{ kafka_bootstrap_servers }}"
+    kafka_version: "{{ kafka_version }}"
     admin_user: "{{ kafka_admin_user }}"
     admin_password: "{{ kafka_admin_password }}"
     truststore: /etc/kafka/tls/truststore.pem

@@ -2,7 +2,8 @@
 and change them.
 
 confluent-kafka's AdminClient has no client-quota API, so quotas are read and changed with Kafka's
-`kafka.admin.ConfigCommand`, run on a broker host of the data centre (roles/kafka_resources, the
+ConfigCommand (`kafka.admin.ConfigCommand`; from 4.4 `org.apache.kafka.tools.ConfigCommand`), run on a
+broker host of the data centre (roles/kafka_resources, the
 kafka_quotas action plugin). Everything here is pure: what the inventory declares, what the tool's
 `--describe` printed, the plan between them, its diff, and the tool's command lines. The admin's
 login goes to the tool on its standard input (`--command-config /dev/stdin`), never on a command
@@ -35,7 +36,9 @@ QUOTA_TYPES: dict[str, str] = {
     "controller_mutation_rate": "DOUBLE",
 }
 LONG_MAX = 2**63 - 1
+# Kafka 4.4 moved the tool from the core jar (kafka.admin) to the tools jar.
 TOOL_CLASS = "kafka.admin.ConfigCommand"
+TOOL_CLASS_FROM_4_4 = "org.apache.kafka.tools.ConfigCommand"
 # The tool reads its client settings from this path: the runner gives them on standard input.
 COMMAND_CONFIG_PATH = "/dev/stdin"
 SASL_MECHANISMS = ("SCRAM-SHA-512", "SCRAM-SHA-256")
@@ -275,20 +278,28 @@ def as_result(quotas: Mapping[Entity, Quotas]) -> dict[str, dict[str, float]]:
     }
 
 
-def _connection(bootstrap_servers: str) -> list[str]:
-    return [TOOL_CLASS, "--bootstrap-server", bootstrap_servers, "--command-config", COMMAND_CONFIG_PATH]
+def tool_class(kafka_version: str) -> str:
+    """The ConfigCommand class of the Kafka release the tool's host runs ("4.4.0", "3.9.2")."""
+    found = re.match(r"^\s*(\d+)\.(\d+)(\.\d+)?\s*$", str(kafka_version))
+    if found is None:
+        raise QuotaError(f"kafka_version={kafka_version!r} is not a Kafka release like 4.4.0")
+    return TOOL_CLASS_FROM_4_4 if (int(found.group(1)), int(found.group(2))) >= (4, 4) else TOOL_CLASS
 
 
-def describe_command(bootstrap_servers: str) -> list[str]:
+def _connection(bootstrap_servers: str, kafka_version: str) -> list[str]:
+    return [tool_class(kafka_version), "--bootstrap-server", bootstrap_servers, "--command-config", COMMAND_CONFIG_PATH]
+
+
+def describe_command(bootstrap_servers: str, kafka_version: str) -> list[str]:
     """Every user entity with quotas, the default one included, in one run (a filter on the user
-    entity type only: <user, client-id> entities are not listed)."""
-    return [*_connection(bootstrap_servers), "--describe", "--entity-type", "users"]
+    entity type only: <user, client-id> entities are not listed), with the tool of `kafka_version`."""
+    return [*_connection(bootstrap_servers, kafka_version), "--describe", "--entity-type", "users"]
 
 
-def alter_command(bootstrap_servers: str, change: Change) -> list[str]:
+def alter_command(bootstrap_servers: str, kafka_version: str, change: Change) -> list[str]:
     """One entity's change in one run (the tool takes one entity per run; adding and deleting
-    together is one AlterClientQuotas request)."""
-    args = [*_connection(bootstrap_servers), "--alter", "--entity-type", "users"]
+    together is one AlterClientQuotas request), with the tool of `kafka_version`."""
+    args = [*_connection(bootstrap_servers, kafka_version), "--alter", "--entity-type", "users"]
     args += ["--entity-default"] if change.entity is None else ["--entity-name", change.entity]
     if change.set:
         args += ["--add-config", ",".join(f"{k}={number_text(k, v)}" for k, v in sorted(change.set.items()))]

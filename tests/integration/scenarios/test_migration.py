@@ -27,6 +27,7 @@ from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource
 
 from kafkakit.cluster.admin import read_client_conf
+from kafkakit.cluster.quotas import tool_class
 from kafkakit.cluster.scram_users import AdminScramStore, apply_users, login_checker, parse_users
 from tests.integration.accounting import account
 from tests.integration.clients import (
@@ -176,9 +177,12 @@ QUOTA_ADMIN = "/root/migration-test-admin.properties"
 
 
 def config_command(lab: Lab, *args: str) -> str:
+    """Kafka's ConfigCommand on QUOTA_HOST, of the release its broker runs (4.4 moved the class)."""
     bootstrap = lab.client_conf(DC)["bootstrap.servers"]
+    found = re.findall(r"Kafka version: (\S+)", lab.journal_of_this_start(QUOTA_HOST, "kafka"))
+    assert found, f"{QUOTA_HOST}: no Kafka version in its broker's journal"
     return lab.testinfra(QUOTA_HOST).check_output(
-        "/usr/local/bin/kafkakit-run kafka.admin.ConfigCommand --bootstrap-server %s --command-config %s "
+        f"/usr/local/bin/kafkakit-run {tool_class(found[-1])} --bootstrap-server %s --command-config %s "
         + " ".join(args),
         bootstrap,
         QUOTA_ADMIN,

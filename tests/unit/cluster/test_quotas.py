@@ -20,6 +20,7 @@ from kafkakit.cluster.quotas import (
     parse_describe,
     plan_quotas,
     quota_errors,
+    tool_class,
     user_quota_errors,
 )
 
@@ -264,9 +265,9 @@ CONNECT = ["kafka.admin.ConfigCommand", "--bootstrap-server", BOOTSTRAP, "--comm
 
 
 def test_commands_name_one_entity_each_and_read_the_login_from_stdin():
-    assert describe_command(BOOTSTRAP) == [*CONNECT, "--describe", "--entity-type", "users"]
+    assert describe_command(BOOTSTRAP, "3.9.2") == [*CONNECT, "--describe", "--entity-type", "users"]
     both = Change("batch", {"request_percentage": 12.5, "producer_byte_rate": 1048576.0}, ("consumer_byte_rate",))
-    assert alter_command(BOOTSTRAP, both) == [
+    assert alter_command(BOOTSTRAP, "3.9.2", both) == [
         *CONNECT,
         "--alter",
         "--entity-type",
@@ -278,11 +279,21 @@ def test_commands_name_one_entity_each_and_read_the_login_from_stdin():
         "--delete-config",
         "consumer_byte_rate",
     ]
-    default = alter_command(BOOTSTRAP, Change(None, {"controller_mutation_rate": 10.0}))
+    default = alter_command(BOOTSTRAP, "3.9.2", Change(None, {"controller_mutation_rate": 10.0}))
     assert default[-4:] == ["users", "--entity-default", "--add-config", "controller_mutation_rate=10"]
-    removal = alter_command(BOOTSTRAP, Change("a", {}, ("producer_byte_rate", "request_percentage")))
+    removal = alter_command(BOOTSTRAP, "3.9.2", Change("a", {}, ("producer_byte_rate", "request_percentage")))
     assert removal[-2:] == ["--delete-config", "producer_byte_rate,request_percentage"]
     assert "--add-config" not in removal
+
+
+def test_the_tool_class_is_the_release_s_own():
+    # Kafka 4.4 moved ConfigCommand from the core jar to the tools jar (each archive: test_kafka_artifacts).
+    assert tool_class("3.9.2") == tool_class("4.3.1") == "kafka.admin.ConfigCommand"
+    assert tool_class("4.4.0") == tool_class("4.4") == tool_class("5.0.1") == "org.apache.kafka.tools.ConfigCommand"
+    assert describe_command(BOOTSTRAP, "4.4.0")[0] == "org.apache.kafka.tools.ConfigCommand"
+    assert alter_command(BOOTSTRAP, "4.4.0", Change("a", {"producer_byte_rate": 1.0}))[0] == tool_class("4.4.0")
+    with pytest.raises(QuotaError, match="'latest' is not a Kafka release"):
+        tool_class("latest")
 
 
 def properties_value(text: str) -> str:
@@ -341,6 +352,8 @@ def test_no_password_in_any_output_but_the_client_settings():
     users = [{"name": "a", "password": SECRET, "quotas": {"producer_byte_rate": 1}}, {"name": "b", "password": SECRET}]
     plan = plan_quotas(declared_quotas(users, {"consumer_byte_rate": 5}), CLUSTER, exclusive=True)
     shown = [str(diff(plan)), str(as_result(plan.after)), str(lines(plan.undeclared)), str(plan.changes)]
-    shown += [" ".join(alter_command(BOOTSTRAP, c)) for c in plan.changes] + [" ".join(describe_command(BOOTSTRAP))]
+    shown += [" ".join(alter_command(BOOTSTRAP, "3.9.2", c)) for c in plan.changes] + [
+        " ".join(describe_command(BOOTSTRAP, "3.9.2"))
+    ]
     assert plan.changed and not [s for s in shown if SECRET in s or "wörd" in s]
     assert mask(f"login {SECRET} failed ({SECRET[:4]})", [SECRET, SECRET[:4]]) == "login ******** failed (********)"

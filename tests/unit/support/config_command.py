@@ -34,7 +34,8 @@ def main(argv: list[str]) -> int:
     state_path = Path(argv[0])
     state = json.loads(state_path.read_text())
     args = argv[1:]
-    assert args[0] == "kafka.admin.ConfigCommand", args
+    # The tool's class by release: kafka.admin up to 4.3, org.apache.kafka.tools from 4.4.
+    assert args[0] in ("kafka.admin.ConfigCommand", "org.apache.kafka.tools.ConfigCommand"), args
     opts: dict[str, str] = {}
     flags = set()
     i = 1
