@@ -4,6 +4,11 @@ tool's client settings."""
 
 from __future__ import annotations
 
+import io
+import tarfile
+import zipfile
+from pathlib import Path
+
 import pytest
 
 from kafkakit.cluster.quotas import (
@@ -23,6 +28,7 @@ from kafkakit.cluster.quotas import (
     tool_class,
     user_quota_errors,
 )
+from tests.unit.support.kafka_archives import each_archive, needs_archives
 
 # `kafka-configs --bootstrap-server ... --describe --entity-type users` as Kafka 3.9 prints it
 # (kafka.admin.ConfigCommand on the 3.9 branch: describeQuotaConfigs prints one line per entity,
@@ -357,3 +363,18 @@ def test_no_password_in_any_output_but_the_client_settings():
     ]
     assert plan.changed and not [s for s in shown if SECRET in s or "wörd" in s]
     assert mask(f"login {SECRET} failed ({SECRET[:4]})", [SECRET, SECRET[:4]]) == "login ******** failed (********)"
+
+
+@needs_archives
+@each_archive
+def test_each_archive_holds_its_releases_tool_class(archive: Path) -> None:
+    version = archive.name.removeprefix("kafka_2.13-").removesuffix(".tgz")
+    wanted = tool_class(version).replace(".", "/") + ".class"
+    with tarfile.open(archive) as tar:
+        jars = [m for m in tar.getmembers() if m.name.endswith(".jar") and "/libs/" in m.name]
+        found = []
+        for member in jars:
+            with zipfile.ZipFile(io.BytesIO(tar.extractfile(member).read())) as jar:
+                if wanted in jar.namelist():
+                    found.append(member.name)
+    assert found, f"{archive.name}: no {wanted} in its libs"
