@@ -137,3 +137,17 @@ def test_the_labs_mirrormaker_runs_a_release_whose_archive_carries_it() -> None:
     assert f"connect-mirror-{release}.jar" in jars(release), f"the lab's MirrorMaker 2 runs {release}, no MM2 in it"
     makefile = (ROOT / "Makefile").read_text()
     assert re.search(rf"^KAFKA_PREVIOUS\s*\?=\s*{re.escape(release)}$", makefile, re.M), "make artifacts builds it"
+
+
+def test_the_labs_connect_workers_run_a_release_that_carries_their_connectors() -> None:
+    """A connector of connect-mirror's (the heartbeat) needs a release whose archive has the jar."""
+    import yaml
+
+    dc1 = yaml.safe_load((ROOT / "inventories/local/group_vars/dc1.yml").read_text())
+    kafka_common = yaml.safe_load((ROOT / "roles/kafka_common/defaults/main.yml").read_text())
+    release = str(dc1.get("kafka_connect_version", kafka_common["kafka_kraft_version"]))
+    mirror = [c["name"] for c in dc1["kafka_connectors"] if c["class"].startswith("org.apache.kafka.connect.mirror.")]
+    assert mirror, "the lab declares a connect-mirror connector (the heartbeat)"
+    assert f"connect-mirror-{release}.jar" in jars(release), f"{mirror} on Connect {release}: no connect-mirror"
+    makefile = (ROOT / "Makefile").read_text()
+    assert re.search(rf"^KAFKA_PREVIOUS\s*\?=\s*{re.escape(release)}$", makefile, re.M), "make artifacts builds it"

@@ -118,6 +118,13 @@ INVENTORY_PINS: tuple[tuple[str, str, str, str], ...] = (
         "newest release whose connect-mirror resolves from Maven Central (4.4.0's does not); a client of dc1"
         " (3.9.2) and dc2 (4.4.0) alike",
     ),
+    (
+        "Apache Kafka (the lab's Connect workers)",
+        "inventories/local/group_vars/dc1.yml",
+        "kafka_connect_version",
+        "the Connect cluster's heartbeat connector is connect-mirror's, which Maven Central serves for 4.3.1 and"
+        " not for 4.4.0; a client of dc1 (3.9.2)",
+    ),
 )
 
 

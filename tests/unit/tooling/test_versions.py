@@ -32,10 +32,12 @@ def test_pins_come_from_the_role_defaults_and_the_lock(tmp_path):
     )
     for _, path, var, _ in versions.INVENTORY_PINS:
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / path).write_text(f"other: 1\n{var}: 8.8.8\n")
+        with (tmp_path / path).open("a") as f:  # dc1.yml also declares the plugins
+            f.write(f"other: 1\n{var}: 8.8.8\n")
     got = {p.component: p.version for p in versions.pins(tmp_path)}
     assert got["Debezium PostgreSQL connector (Connect plugin)"] == "7.7.7.Final"
     assert got["Apache Kafka (the lab's MirrorMaker 2 in its KRaft data centre)"] == "8.8.8"
+    assert got["Apache Kafka (the lab's Connect workers)"] == "8.8.8"
     assert got["Apache Kafka (ZooKeeper mode)"] == f"9.9.{len('kafka_common')}"
     aws = [pkg for _, pkg, _ in versions.LOCK_PINS].index("pulumi_aws")
     assert got["Pulumi AWS provider"] == f"1.{aws}"  # pulumi_aws matched as PULUMI-AWS
