@@ -187,12 +187,11 @@ def apply_quotas(lab: Lab, dc: str, quotas: dict | None) -> dict:
     password is a template Ansible fills from the inventory: it is on no command line."""
     host = lab.brokers(dc)[0].name
     conf = lab.client_conf(dc)
-    pki = (
-        lab.group_vars(dc).get("kafka_pki_dir")
-        or yaml.safe_load((ROOT / "roles/kafka_common/defaults/main.yml").read_text())["kafka_pki_dir"]
-    )
+    defaults = yaml.safe_load((ROOT / "roles/kafka_common/defaults/main.yml").read_text())
+    pki = lab.group_vars(dc).get("kafka_pki_dir") or defaults["kafka_pki_dir"]
     args = {
         "bootstrap_servers": conf["bootstrap.servers"],
+        "kafka_version": str(lab.group_vars(dc).get("kafka_version") or defaults["kafka_version"]),  # the host's
         "admin_user": conf["sasl.username"],
         "admin_password": "{{ kafka_admin_password }}",
         "truststore": f"{pki}/ca.crt",
