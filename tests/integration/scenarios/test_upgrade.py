@@ -22,8 +22,10 @@ from dataclasses import dataclass, field
 import pytest
 import yaml
 from confluent_kafka import KafkaError
+from confluent_kafka.admin import NewTopic
 
 from kafkakit.bench.nodes import CONTROLLER_CLIENT, TOOL_RUNNER
+from kafkakit.cluster.admin import create_topics_retrying, delete_topics_retrying
 from kafkakit.guards.upgrade import RELEASE_METADATA, finalized_metadata, release_line
 from tests.integration.accounting import account, step
 from tests.integration.clients import ProduceReport, consumer, produce_sequence
@@ -123,6 +125,8 @@ class Mirrored:
     stop_reading: threading.Event = field(default_factory=threading.Event)
 
     def start(self) -> None:
+        # dc1 creates no topic on a producer's request: made here like the flow's other test topics.
+        create_topics_retrying(self.source_conf, [NewTopic(self.topic, 3, 3)])
         self.threads = [threading.Thread(target=self.produce), threading.Thread(target=self.read)]
         for t in self.threads:
             t.start()
@@ -161,7 +165,9 @@ class Mirrored:
         wait_until("MirrorMaker 2 copied every dc1 record into dc2", lambda: acked <= self.arrived.keys(), 180)
         self.stop_reading.set()
         self.threads[1].join(60)
-        assert self.report.failed == [] and len(acked) == self.report.sent > 0
+        assert self.report.failed == [] and len(acked) == self.report.sent > 0, self.report.failed[:3]
+        delete_topics_retrying(self.source_conf, [self.topic])
+        delete_topics_retrying(self.target_conf, [remote(self.topic)])
         return f"{self.report.sent} written to dc1, {len(acked)} acknowledged, all in dc2, {self.twice} twice"
 
 
