@@ -137,7 +137,8 @@ class Mirrored:
         )
 
     def read(self) -> None:
-        c = consumer(self.target_conf)
+        # A pattern subscription sees a new topic at the next metadata refresh (5 min by default).
+        c = consumer(self.target_conf, **{"topic.metadata.refresh.interval.ms": "2000"})
         # MirrorMaker 2 creates the remote topic after its next topic refresh.
         c.subscribe([f"^{re.escape(remote(self.topic))}$"])
         try:
