@@ -16,6 +16,9 @@ import re
 import time
 import uuid
 from collections import Counter
+from collections.abc import Iterator
+
+import pytest
 
 from kafkakit.monitoring.prometheus import POSTGRES_EXPORTER_PORT
 from tests.integration.accounting import account
@@ -164,19 +167,32 @@ def scraped(prometheus: Prometheus, spark: SparkCluster, job: CdcJob, metric: st
     return float(found[0]["value"][1]) if found else None
 
 
-def test_committed_changes_become_sparks_current_rows(lab: Lab, spark: SparkCluster):
+@pytest.fixture(scope="module")
+def cdc_job(spark: SparkCluster) -> Iterator[CdcJob]:
+    """One run of spark-jobs/cdc.py on the connector's topic for the tests below: each reads its own
+    rows (by their customer tag) from the job's output while it runs. Its start and first batch are
+    most of a test's time, so the two tests share them."""
+    wait_until("orders-cdc and its task to run", connector_running, timeout=180)
+    job = CdcJob(spark, TOPIC)
+    try:
+        job.start()
+        yield job
+    finally:
+        job.remove()
+
+
+def test_committed_changes_become_sparks_current_rows(lab: Lab, spark: SparkCluster, cdc_job: CdcJob):
     """spark-jobs/cdc.py on the connector's topic: inserts, an update and a delete committed in
     PostgreSQL end as the rows the database holds now (the deleted one gone, the updated one
     changed), whatever the topic held before. Prometheus has the job's lag behind the database
     (its --metrics-file): positive, at most the time since the commits, and the newest commit the
     output holds at or after the rows'."""
     wait_until("orders-cdc and its task to run", connector_running, timeout=180)
-    job = CdcJob(spark, TOPIC)
+    job = cdc_job
     tag = f"spark-cdc-{uuid.uuid4().hex[:8]}"
     changes = Changes.from_now(lab, tag)
     prometheus = Prometheus(lab.hosts[lab.groups["monitoring"][0]].ip)
     try:
-        job.start()
         # What the topic held before first: the last batch with changes is then this test's.
         wait_job_past(job, changes)
         before = time.time()
@@ -194,11 +210,10 @@ def test_committed_changes_become_sparks_current_rows(lab: Lab, spark: SparkClus
 
         wait_until("the output's newest commit scraped, at or after the rows'", applied, timeout=90)
         lag = scraped(prometheus, spark, job, "kafkakit_cdc_lag_seconds")
-        job.stop()
+        # The newest version the job wrote whole; no change reaches the topic while it is read.
         rows = {row["id"]: row for row in job.dump() if row.get("customer") == tag}
     finally:
         changes.close()
-        job.remove()
     expected = {i: superuser(f"SELECT status FROM orders WHERE id = {i}") for i in ids - {gone}}
     assert {i: row["status"] for i, row in rows.items()} == expected
     assert expected[paid] == "paid" and gone not in rows
@@ -213,16 +228,15 @@ def task_worker() -> Host:
     return next(w for w in WORKERS if w.ip == address)
 
 
-def test_a_worker_sigkilled_under_steady_commits_loses_no_row_in_kafka_or_in_spark(lab: Lab, spark: SparkCluster):
+def test_a_worker_sigkilled_under_steady_commits_loses_no_row_in_kafka_or_in_spark(lab: Lab, cdc_job: CdcJob):
     """Rows committed at a steady rate while the worker running the connector's task is SIGKILLed
     (systemd starts it again): every committed row reaches the topic once (exactly-once source)
     and Spark's output (spark-jobs/cdc.py, keyed by the primary key)."""
     wait_until("orders-cdc and its task to run", connector_running, timeout=180)
-    job = CdcJob(spark, TOPIC)
+    job = cdc_job
     writer = RowWriter()
     changes = Changes.from_now(lab, writer.tag)
     try:
-        job.start()
         writer.start()
         wait_until("rows flowing", lambda: len(writer.committed()) >= 50, timeout=60)
         victim = task_worker()
@@ -235,11 +249,9 @@ def test_a_worker_sigkilled_under_steady_commits_loses_no_row_in_kafka_or_in_spa
         ids = writer.stop()
         changes.wait_created(ids)
         wait_job_past(job, changes)
-        job.stop()
         in_spark = Counter(row["id"] for row in job.dump() if row.get("customer") == writer.tag)
     finally:
         changes.close()
-        job.remove()
     in_kafka, duplicated = changes.created(ids)
     account(
         f"worker {victim.name} SIGKILLed: rows committed {len(ids)}, in Kafka {len(in_kafka & ids)}"
