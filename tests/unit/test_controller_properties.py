@@ -8,13 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import jinja2
 import pytest
 import yaml
-from ansible.plugins.filter.core import FilterModule as CoreFilters
-from ansible.plugins.test.core import TestModule as CoreTests
 
-from tests.unit.support.bench_template import ROOT, SAMPLE_HOST
+from tests.unit.support.bench_template import ROOT, SAMPLE_HOST, template_env
 
 TOPIC_DEFAULTS = {
     "num.partitions": "kafka_num_partitions",
@@ -44,13 +41,7 @@ def render(role: str, template: str, host: dict[str, Any], **overrides: Any) -> 
     variables: dict[str, Any] = {}
     for defaults in ("kafka_common", role):
         variables.update(yaml.safe_load((ROOT / "roles" / defaults / "defaults" / "main.yml").read_text()))
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(ROOT / "roles" / role / "templates"),
-        trim_blocks=True,
-        undefined=jinja2.StrictUndefined,
-    )
-    env.filters.update(CoreFilters().filters())
-    env.tests.update(CoreTests().tests())
+    env = template_env(role)
     return properties(env.get_template(template).render({**variables, **host, **overrides}))
 
 

@@ -7,11 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import jinja2
 import pytest
 import yaml
-from ansible.plugins.filter.core import FilterModule as CoreFilters
-from ansible.plugins.test.core import TestModule as CoreTests
+
+from tests.unit.support.bench_template import template_env
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -60,13 +59,7 @@ def defaults(*roles: str) -> dict[str, Any]:
 
 def render(role: str, template: str, roles: tuple[str, ...], **overrides: Any) -> dict[str, str]:
     """The template as the template module renders it, as key -> value (comments left out)."""
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(ROOT / "roles" / role / "templates"),
-        trim_blocks=True,
-        undefined=jinja2.StrictUndefined,
-    )
-    env.filters.update(CoreFilters().filters())
-    env.tests.update(CoreTests().tests())
+    env = template_env(role)
     text = env.get_template(template).render({**defaults(*roles), **FACTS, **overrides})
     lines = [line for line in text.splitlines() if "=" in line and not line.startswith("#")]
     return dict(line.split("=", 1) for line in lines)

@@ -9,6 +9,7 @@ from typing import Any
 import jinja2
 import yaml
 from ansible.plugins.filter.core import FilterModule as CoreFilters
+from ansible.plugins.test.core import TestModule as CoreTests
 
 ROOT = Path(__file__).resolve().parents[3]
 TEMPLATES = ROOT / "roles" / "kafka_broker" / "templates"
@@ -36,12 +37,19 @@ def role_vars(**overrides: Any) -> dict[str, Any]:
     return {**variables, **SAMPLE_HOST, **overrides}
 
 
-def render(name: str = "server.properties.j2", **overrides: Any) -> str:
+def template_env(role: str) -> jinja2.Environment:
+    """A role's templates as the template module loads them: trim_blocks, Ansible's core filters
+    and tests, and an undefined variable an error."""
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES),
+        loader=jinja2.FileSystemLoader(ROOT / "roles" / role / "templates"),
         trim_blocks=True,
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
     )
     env.filters.update(CoreFilters().filters())
-    return env.get_template(name).render(role_vars(**overrides))
+    env.tests.update(CoreTests().tests())
+    return env
+
+
+def render(name: str = "server.properties.j2", **overrides: Any) -> str:
+    return template_env("kafka_broker").get_template(name).render(role_vars(**overrides))
