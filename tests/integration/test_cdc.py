@@ -172,7 +172,6 @@ def cdc_job(spark: SparkCluster) -> Iterator[CdcJob]:
     """One run of spark-jobs/cdc.py on the connector's topic for the tests below: each reads its own
     rows (by their customer tag) from the job's output while it runs. Its start and first batch are
     most of a test's time, so the two tests share them."""
-    wait_until("orders-cdc and its task to run", connector_running, timeout=180)
     job = CdcJob(spark, TOPIC)
     try:
         job.start()

@@ -1,5 +1,6 @@
-"""Renders roles/kafka_broker/templates/server.properties.j2 the way the template module does
-(trim_blocks, Ansible's filters), with the role defaults and a sample dc1 broker's host facts."""
+"""A role's templates rendered the way the template module does (trim_blocks, Ansible's filters
+and tests): template_env for any role, render for the broker's server.properties.j2 with the role
+defaults and a sample dc1 broker's host facts."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from ansible.plugins.filter.core import FilterModule as CoreFilters
 from ansible.plugins.test.core import TestModule as CoreTests
 
 ROOT = Path(__file__).resolve().parents[3]
-TEMPLATES = ROOT / "roles" / "kafka_broker" / "templates"
 DEFAULTS = [ROOT / "roles" / role / "defaults" / "main.yml" for role in ("kafka_common", "kafka_broker")]
 
 # Host facts and the defaults that are themselves templates over the inventory (derived here).
