@@ -13,6 +13,7 @@ from kafkakit.cluster.connectors import connector_acls, declared_connectors, pro
 from kafkakit.rules.connect import connector_reference_errors, plugin_connectors
 from kafkakit.rules.inventory import HostRecord, build_inventory, missing_variables, preflight_errors
 from kafkakit.rules.retention_fit import retention_need
+from kafkakit.tooling.labhosts import container_spec, stale_containers
 
 
 def kafkakit_lab_inventory(lab_hosts: list[dict], all_vars: dict | None = None, dc_vars: dict | None = None) -> dict:
@@ -32,6 +33,18 @@ def kafkakit_lab_inventory(lab_hosts: list[dict], all_vars: dict | None = None, 
         for h in lab_hosts
     ]
     return build_inventory(records, all_vars, dc_vars)
+
+
+def kafkakit_lab_containers(
+    lab_hosts: list[dict], permanent_hosts: list[dict], optional_hosts: list[dict], **kw: Any
+) -> list[dict]:
+    """The podman_container parameters of each lab host (kafkakit.tooling.labhosts.container_spec)."""
+    return [container_spec(h, permanent_hosts=permanent_hosts, optional_hosts=optional_hosts, **kw) for h in lab_hosts]
+
+
+def kafkakit_stale_lab_containers(existing: list[dict], specs: list[dict]) -> list[str]:
+    """The lab containers to remove before the start (kafkakit.tooling.labhosts.stale_containers)."""
+    return stale_containers(existing, specs)
 
 
 def kafkakit_without_role(lab_host: dict, role: str) -> dict:
@@ -136,6 +149,8 @@ class FilterModule:
         return {
             "kafkakit_lab_inventory": kafkakit_lab_inventory,
             "kafkakit_without_role": kafkakit_without_role,
+            "kafkakit_lab_containers": kafkakit_lab_containers,
+            "kafkakit_stale_lab_containers": kafkakit_stale_lab_containers,
             "kafkakit_preflight_errors": kafkakit_preflight_errors,
             "kafkakit_missing_variables": kafkakit_missing_variables,
             "kafkakit_marked_hosts": kafkakit_marked_hosts,
