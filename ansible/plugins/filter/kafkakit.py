@@ -13,7 +13,7 @@ from kafkakit.cluster.connectors import connector_acls, declared_connectors, pro
 from kafkakit.rules.connect import connector_reference_errors, plugin_connectors
 from kafkakit.rules.inventory import HostRecord, build_inventory, missing_variables, preflight_errors
 from kafkakit.rules.retention_fit import retention_need
-from kafkakit.tooling.labhosts import container_spec, stale_containers
+from kafkakit.tooling.labhosts import container_spec, stale_containers, without_role
 
 
 def kafkakit_lab_inventory(lab_hosts: list[dict], all_vars: dict | None = None, dc_vars: dict | None = None) -> dict:
@@ -40,18 +40,6 @@ def kafkakit_lab_containers(
 ) -> list[dict]:
     """The podman_container parameters of each lab host (kafkakit.tooling.labhosts.container_spec)."""
     return [container_spec(h, permanent_hosts=permanent_hosts, optional_hosts=optional_hosts, **kw) for h in lab_hosts]
-
-
-def kafkakit_stale_lab_containers(existing: list[dict], specs: list[dict]) -> list[str]:
-    """The lab containers to remove before the start (kafkakit.tooling.labhosts.stale_containers)."""
-    return stale_containers(existing, specs)
-
-
-def kafkakit_without_role(lab_host: dict, role: str) -> dict:
-    """A lab host of ansible/lab/lab-config.yml without one of its roles and that role's id (a
-    migrated DC's ZooKeeper: zookeeper and zookeeper_id)."""
-    kept = {k: v for k, v in lab_host.items() if k != f"{role}_id"}
-    return {**kept, "roles": [r for r in lab_host.get("roles", []) if r != role]}
 
 
 def kafkakit_preflight_errors(groups: Any, hostvars: Any, defaults: dict, roles_dir: str = "") -> list[str]:
@@ -148,9 +136,9 @@ class FilterModule:
     def filters(self) -> dict[str, Any]:
         return {
             "kafkakit_lab_inventory": kafkakit_lab_inventory,
-            "kafkakit_without_role": kafkakit_without_role,
+            "kafkakit_without_role": without_role,
             "kafkakit_lab_containers": kafkakit_lab_containers,
-            "kafkakit_stale_lab_containers": kafkakit_stale_lab_containers,
+            "kafkakit_stale_lab_containers": stale_containers,
             "kafkakit_preflight_errors": kafkakit_preflight_errors,
             "kafkakit_missing_variables": kafkakit_missing_variables,
             "kafkakit_marked_hosts": kafkakit_marked_hosts,

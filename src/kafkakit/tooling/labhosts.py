@@ -24,6 +24,13 @@ def mac_address(ip: str) -> str:
     return "02:00:" + ":".join(f"{b:02x}" for b in octets)
 
 
+def without_role(lab_host: dict[str, Any], role: str) -> dict[str, Any]:
+    """A lab host without one of its roles and that role's id (a migrated DC's ZooKeeper: zookeeper
+    and zookeeper_id)."""
+    kept = {k: v for k, v in lab_host.items() if k != f"{role}_id"}
+    return {**kept, "roles": [r for r in lab_host.get("roles", []) if r != role]}
+
+
 def container_spec(
     host: dict[str, Any],
     *,

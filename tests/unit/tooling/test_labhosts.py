@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kafkakit.tooling.labhosts import SPEC_LABEL, container_spec, mac_address, stale_containers
+from kafkakit.tooling.labhosts import SPEC_LABEL, container_spec, mac_address, stale_containers, without_role
 
 CONFIG = yaml.safe_load((Path(__file__).parents[3] / "ansible/lab/lab-config.yml").read_text())
 PERMANENT = CONFIG["lab_hosts"]
@@ -67,9 +67,8 @@ def test_starting_optional_hosts_leaves_the_permanent_hosts_specs_alone() -> Non
     assert set(optional["etc_hosts"]) == {h["name"] for h in PERMANENT + OPTIONAL}
     # A migrated dc3 host loses its ZooKeeper role, not its container.
     dc3 = next(h for h in OPTIONAL if "zookeeper" in h.get("roles", []))
-    migrated = {k: v for k, v in dc3.items() if k != "zookeeper_id"} | {
-        "roles": [r for r in dc3["roles"] if r != "zookeeper"]
-    }
+    migrated = without_role(dc3, "zookeeper")
+    assert "zookeeper" not in migrated["roles"] and "zookeeper_id" not in migrated
     assert spec(migrated)["label"][SPEC_LABEL] == spec(dc3)["label"][SPEC_LABEL]
 
 
