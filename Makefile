@@ -63,12 +63,12 @@ BENCH_DC          ?= dc1
 BENCH_COLD_LAB_SECONDS ?=
 # kraft-vs-zk (issue #14): ZooKeeper-mode BENCH_ZK_DC vs KRaft BENCH_KRAFT_DC, side by side
 # (src/kafkakit/bench/modes.py), the longest case of the plan (docs/benchmark.md). Leave it out
-# of BENCH_CASES to skip it. cdc-<rate> (issue #48), not in the default set until it has run on a
-# lab: rows committed to the lab's PostgreSQL at BENCH_CDC_RATE rows/s for BENCH_CDC_SECONDS, timed
-# into Kafka and Spark (src/kafkakit/bench/cdc.py); `make bench BENCH_CASES=cdc-500` runs it alone.
+# of BENCH_CASES to skip it. cdc-<rate> (issue #48), asked for by name (it starts a Spark job of
+# its own): rows committed to the lab's PostgreSQL at BENCH_CDC_RATE rows/s for BENCH_CDC_SECONDS,
+# timed into Kafka and Spark (src/kafkakit/bench/cdc.py); `make bench BENCH_CASES=cdc-500` runs it alone.
 BENCH_CDC_RATE    ?= 500
 BENCH_CDC_SECONDS ?= 60
-# leader-failover (issue #47), not in the default set until it has run on a lab: the host of a
+# leader-failover (issue #47), asked for by name (it adds a spare broker to dc2): the host of a
 # partition leader SIGKILLed under an acks=all producer and back 10 s later, in both modes; dc2 gets
 # its spare broker dc2-kafka3 for the case (src/kafkakit/bench/leader_cases.py, spare.py).
 # `make bench BENCH_CASES=leader-failover` runs it alone; the settings it measures are the lab's:
