@@ -3,6 +3,7 @@ ordering, groups, offsets, rack placement, and KIP-848's consumer group protocol
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import defaultdict
 
@@ -20,6 +21,19 @@ from tests.integration.clients import ProduceReport, assign_at, consume, consume
 from tests.integration.lab import Lab
 
 pytestmark = pytest.mark.every_dc
+# What librdkafka logs (debug cgrp) when the group's coordinator lacks KIP-848's heartbeat request.
+UNSUPPORTED = "ConsumerGroupHeartbeatRequest not supported by broker"
+
+
+class Heard(logging.Handler):
+    """librdkafka's log lines (a client's `logger`), kept in a list."""
+
+    def __init__(self, into: list[str]) -> None:
+        super().__init__(logging.DEBUG)
+        self.into = into
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.into.append(record.getMessage())
 
 
 def test_keyed_messages_keep_their_partition_and_order(client_conf, new_topic):
@@ -194,19 +208,25 @@ def test_a_kip848_group_and_a_classic_group_both_read_a_topic_fully(client_conf,
 @pytest.mark.every_dc("zookeeper")
 def test_a_zookeeper_dc_serves_a_classic_group_but_not_a_kip848_one(client_conf, new_topic):
     """The pair of the test above on Kafka 3.9: the classic group reads everything, while a
-    consumer on the new protocol never gets an assignment (librdkafka needs Kafka 4's
-    ConsumerGroupHeartbeat, which a 3.9 broker does not offer) and so reads nothing."""
+    consumer on the new protocol gets no assignment, so reads nothing, and librdkafka says why:
+    it needs Kafka 4's ConsumerGroupHeartbeat, which the 3.9 coordinator does not offer."""
     topic = new_topic(partitions=2)
     produce_sequence(client_conf, topic, 50)
+    heard: list[str] = []
+    log = logging.getLogger(f"kafkakit.kip848.{topic}")
+    log.propagate = False
+    log.setLevel(logging.DEBUG)
+    log.addHandler(Heard(heard))
     classic = consumer(client_conf, f"classic-{topic}")
-    modern = consumer(client_conf, f"kip848-{topic}", protocol="consumer")
+    modern = consumer(client_conf, f"kip848-{topic}", protocol="consumer", debug="cgrp", logger=log)
     try:
         classic.subscribe([topic])
         assert len(consume(classic, 50, timeout=60, distinct=True)) == 50
         modern.subscribe([topic])
         records = []
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
+        deadline = time.monotonic() + 60
+        while not any(UNSUPPORTED in line for line in heard):
+            assert time.monotonic() < deadline, "librdkafka never found the coordinator without KIP-848 in 60 s"
             msg = modern.poll(0.5)
             if msg is not None and msg.error() is None:
                 records.append(msg)
