@@ -9,16 +9,12 @@ from typing import Any
 
 import yaml
 
-from kafkakit.cluster.connectors import connector_acls, declared_connectors, properties_value, secret_files
-from kafkakit.rules.connect import connector_reference_errors, plugin_connectors
-from kafkakit.rules.inventory import HostRecord, build_inventory, missing_variables, preflight_errors
-from kafkakit.rules.retention_fit import retention_need
-from kafkakit.tooling.labhosts import container_spec, stale_containers, without_role
-
 
 def kafkakit_lab_inventory(lab_hosts: list[dict], all_vars: dict | None = None, dc_vars: dict | None = None) -> dict:
     """The lab inventory document for the hosts of ansible/lab/lab-config.yml (`dc_vars`: variables of
     data centre groups)."""
+    from kafkakit.rules.inventory import HostRecord, build_inventory
+
     records = [
         HostRecord(
             name=h["name"],
@@ -39,12 +35,16 @@ def kafkakit_lab_containers(
     lab_hosts: list[dict], permanent_hosts: list[dict], optional_hosts: list[dict], **kw: Any
 ) -> list[dict]:
     """The podman_container parameters of each lab host (kafkakit.tooling.labhosts.container_spec)."""
+    from kafkakit.tooling.labhosts import container_spec
+
     return [container_spec(h, permanent_hosts=permanent_hosts, optional_hosts=optional_hosts, **kw) for h in lab_hosts]
 
 
 def kafkakit_preflight_errors(groups: Any, hostvars: Any, defaults: dict, roles_dir: str = "") -> list[str]:
     """Every reason to refuse this inventory, one message each (empty: go ahead). `roles_dir`: the
     roles, whose meta/argument_specs.yml the inventory's values are checked against."""
+    from kafkakit.rules.inventory import preflight_errors
+
     plain_groups = {k: list(v) for k, v in dict(groups).items()}
     # Keep each host's vars lazy: only the keys the rules read get templated.
     lazy_hostvars = {h: hostvars[h] for h in plain_groups.get("all", [])}
@@ -61,6 +61,8 @@ def kafkakit_preflight_errors(groups: Any, hostvars: Any, defaults: dict, roles_
 
 def kafkakit_missing_variables(groups: Any, hostvars: Any) -> list[str]:
     """One message per required variable unset or empty on a host that reads it (empty: all set)."""
+    from kafkakit.rules.inventory import missing_variables
+
     plain_groups = {k: list(v) for k, v in dict(groups).items()}
     return missing_variables(plain_groups, {h: hostvars[h] for h in plain_groups.get("all", [])})
 
@@ -102,12 +104,16 @@ def kafkakit_valid_for_days(not_after: str, days: int | str) -> bool:
 def kafkakit_retention_need(topics: list[dict], brokers: int, broker_properties: dict | None = None) -> dict:
     """What the size-bounded topics of a data centre can put on one of its `brokers` brokers:
     {bytes, topics (one line each, largest first), time_only (names)}."""
+    from kafkakit.rules.retention_fit import retention_need
+
     return retention_need(topics or [], int(brokers), broker_properties).as_dict()
 
 
 def kafkakit_connectors_declared(entries: list[dict], secrets_dir: str) -> list[dict]:
     """kafka_connectors as Connect stores them (secrets and principals as references): the
     kafka_connectors module's input, free of any secret."""
+    from kafkakit.cluster.connectors import declared_connectors
+
     return [
         {"name": d.name, "class": d.cls, "state": d.state, "config": dict(d.config)}
         for d in declared_connectors(entries, secrets_dir)
@@ -117,6 +123,8 @@ def kafkakit_connectors_declared(entries: list[dict], secrets_dir: str) -> list[
 def kafkakit_connector_secret_files(entries: list[dict], secrets_dir: str, users: list[dict]) -> list[dict]:
     """The workers' secret files for kafka_connectors (kafkakit_files entries, secret_content),
     principals' passwords from the declared users."""
+    from kafkakit.cluster.connectors import secret_files
+
     passwords = {str(u["name"]): str(u["password"]) for u in users if u.get("state", "present") != "absent"}
     return [
         {"dest": path, "secret_content": text}
@@ -129,16 +137,46 @@ def kafkakit_connector_reference_errors(
 ) -> list[str]:
     """Declared connectors whose class no declared plugin provides or whose principal is no
     declared user, and declared plugins with no archive (kafkakit.rules.connect); empty: all known."""
+    from kafkakit.rules.connect import connector_reference_errors, plugin_connectors
+
     return connector_reference_errors(dc, connectors, users, plugin_connectors(plugin_src, plugins))
+
+
+def kafkakit_without_role(lab_host: dict[str, Any], role: str) -> dict[str, Any]:
+    """kafkakit.tooling.labhosts.without_role."""
+    from kafkakit.tooling.labhosts import without_role
+
+    return without_role(lab_host, role)
+
+
+def kafkakit_stale_lab_containers(existing: list[dict[str, Any]], specs: list[dict[str, Any]]) -> list[str]:
+    """kafkakit.tooling.labhosts.stale_containers."""
+    from kafkakit.tooling.labhosts import stale_containers
+
+    return stale_containers(existing, specs)
+
+
+def kafkakit_connector_acls(entries: Any, group_id: str, offset_topic: str) -> list[dict[str, Any]]:
+    """kafkakit.cluster.connectors.connector_acls."""
+    from kafkakit.cluster.connectors import connector_acls
+
+    return connector_acls(entries, group_id, offset_topic)
+
+
+def kafkakit_properties_value(text: str, key: str) -> str:
+    """kafkakit.cluster.connectors.properties_value."""
+    from kafkakit.cluster.connectors import properties_value
+
+    return properties_value(text, key)
 
 
 class FilterModule:
     def filters(self) -> dict[str, Any]:
         return {
             "kafkakit_lab_inventory": kafkakit_lab_inventory,
-            "kafkakit_without_role": without_role,
+            "kafkakit_without_role": kafkakit_without_role,
             "kafkakit_lab_containers": kafkakit_lab_containers,
-            "kafkakit_stale_lab_containers": stale_containers,
+            "kafkakit_stale_lab_containers": kafkakit_stale_lab_containers,
             "kafkakit_preflight_errors": kafkakit_preflight_errors,
             "kafkakit_missing_variables": kafkakit_missing_variables,
             "kafkakit_marked_hosts": kafkakit_marked_hosts,
@@ -149,7 +187,7 @@ class FilterModule:
             "kafkakit_retention_need": kafkakit_retention_need,
             "kafkakit_connectors_declared": kafkakit_connectors_declared,
             "kafkakit_connector_secret_files": kafkakit_connector_secret_files,
-            "kafkakit_connector_acls": connector_acls,
+            "kafkakit_connector_acls": kafkakit_connector_acls,
             "kafkakit_connector_reference_errors": kafkakit_connector_reference_errors,
-            "kafkakit_properties_value": properties_value,
+            "kafkakit_properties_value": kafkakit_properties_value,
         }

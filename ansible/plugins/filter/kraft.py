@@ -4,22 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafkakit.cluster.kraft import (
-    features_behind,
-    initial_voters,
-    lost_quorum,
-    membership,
-    observer_lag,
-    quorum_health,
-    voter_directory,
-)
-from kafkakit.cluster.migration import phase as migration_phase
-
 
 def kafkakit_quorum_health(
     status: str, replication: str, expected_voters: Any, max_lag: int = 0, ignore: Any = None
 ) -> dict:
     """{leader, voters, observers, lagging, problems} of a quorum; problems empty: healthy."""
+    from kafkakit.cluster.kraft import quorum_health
+
     return quorum_health(
         str(status),
         str(replication),
@@ -31,6 +22,8 @@ def kafkakit_quorum_health(
 
 def kafkakit_initial_voters(controllers: Any, hostvars: Any, port: int, directory_ids: Any) -> list[str]:
     """--initial-controllers entries, id@ip:port:directory-id, one per controller (same order)."""
+    from kafkakit.cluster.kraft import initial_voters
+
     return initial_voters(
         [(int(hostvars[h]["controller_id"]), str(hostvars[h]["private_ip"])) for h in controllers],
         int(port),
@@ -40,17 +33,23 @@ def kafkakit_initial_voters(controllers: Any, hostvars: Any, port: int, director
 
 def kafkakit_lost_quorum(formed: Any, dc: str, state_file: str, stats: Any) -> str:
     """kafkakit.cluster.kraft.lost_quorum from the registered stat of each controller's meta.properties."""
+    from kafkakit.cluster.kraft import lost_quorum
+
     formatted = [bool(r["stat"].get("exists")) for r in stats or [] if "stat" in r]
     return lost_quorum(str(dc), str(state_file), bool(formed), formatted)
 
 
 def kafkakit_quorum_membership(status: str, directories: Any) -> dict:
     """{join, stale, extra}: which controllers (id -> directory id) the voter set lacks or holds stale."""
+    from kafkakit.cluster.kraft import membership
+
     return membership(str(status), {int(k): str(v) for k, v in dict(directories).items()}).as_dict()
 
 
 def kafkakit_observer_lag(replication: str, node_id: int, directory_id: str) -> int:
     """How far the observer (id, directory id) is behind the leader; -1 when it does not fetch."""
+    from kafkakit.cluster.kraft import observer_lag
+
     return observer_lag(str(replication), int(node_id), str(directory_id))
 
 
@@ -73,16 +72,22 @@ def kafkakit_controllers_with_ids(hosts: Any, hostvars: Any, ids: Any) -> list[s
 
 def kafkakit_voter_directory(status: str, node_id: Any) -> str:
     """The directory id of node_id's voter in `describe --status` output ('' if not a voter)."""
+    from kafkakit.cluster.kraft import voter_directory
+
     return voter_directory(str(status), int(node_id))
 
 
 def kafkakit_migration_phase(kraft_brokers: int, brokers: int, controller_states: Any) -> str:
     """Where a ZooKeeper DC's migration to KRaft is (kafkakit.cluster.migration.phase)."""
+    from kafkakit.cluster.migration import phase as migration_phase
+
     return migration_phase(int(kraft_brokers), int(brokers), [int(s) for s in controller_states])
 
 
 def kafkakit_features_behind(describe: str, mapping: str) -> list[str]:
     """The features an upgrade to the release would move (kafkakit.cluster.kraft.features_behind)."""
+    from kafkakit.cluster.kraft import features_behind
+
     return features_behind(str(describe), str(mapping))
 
 

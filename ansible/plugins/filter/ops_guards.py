@@ -5,11 +5,6 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from kafkakit.guards import log_reclaim
-from kafkakit.guards import operations as ops_guards
-from kafkakit.guards import pki as pki_guard
-from kafkakit.guards import upgrade as upgrade_guard
-
 
 def _plain(groups: Any) -> dict[str, list[str]]:
     return {k: list(v) for k, v in dict(groups).items()}
@@ -17,17 +12,22 @@ def _plain(groups: Any) -> dict[str, list[str]]:
 
 def kafkakit_dr_drill_refusal(source: Any, target: Any, confirmation: Any, groups: Any) -> str:
     """Why the DR drill must not take `source` down ('' when confirmed by the data centre's name)."""
+    from kafkakit.guards import operations as ops_guards
+
     return ops_guards.dr_drill_refusal(source, target, confirmation, _plain(groups))
 
 
 def kafkakit_dr_drill_victims(source: Any, groups: Any) -> list[str]:
     """The brokers and ZooKeeper servers the drill kills."""
+    from kafkakit.guards import operations as ops_guards
+
     return ops_guards.dr_drill_victims(_plain(groups), str(source))
 
 
 def kafkakit_pki_new_ca_refusal(hosts: list[str], hostvars: Any, ca_dir: str, confirmation: Any) -> str:
     """Why kafka_pki must not sign with the CA in `ca_dir` ('' when it may); each host's
     kafka_pki_held.read holds its host.crt (current) and ca.crt (bundle), None when missing."""
+    from kafkakit.guards import pki as pki_guard
 
     def held(host: str) -> pki_guard.Held:
         read = dict((hostvars[host].get("kafka_pki_held") or {}).get("read") or {})
@@ -43,6 +43,8 @@ def kafkakit_ca_retire_refusal(
 ) -> str:
     """Why the old CA must not be retired yet ('' when it may): each host's kafkakit_trust_read
     (path -> PEM, None when missing; the roles' trust-read.yml) and the controller's bundles."""
+    from kafkakit.guards import pki as pki_guard
+
     bundles: dict[str, str | None] = {f"localhost:{path}": text for path, text in dict(controller_bundles).items()}
     for host in hosts:
         for path, text in dict(hostvars[host].get("kafkakit_trust_read") or {}).items():
@@ -55,6 +57,8 @@ def kafkakit_ca_retire_refusal(
 
 def kafkakit_controller_change_refusal(host: Any, operation: str, confirmation: Any, groups: Any, hostvars: Any) -> str:
     """Why a controller replacement/removal must not run ('' when confirmed by the host's name)."""
+    from kafkakit.guards import operations as ops_guards
+
     plain = _plain(groups)
     dc_of = {h: str(hostvars[h].get("dc", "")) for h in plain.get("kafka_controller", [])}
     return ops_guards.controller_change_refusal(str(operation), host, confirmation, plain, dc_of)
@@ -62,17 +66,23 @@ def kafkakit_controller_change_refusal(host: Any, operation: str, confirmation: 
 
 def kafkakit_zookeeper_recover_refusal(host: Any, confirmation: Any, groups: Any) -> str:
     """Why a ZooKeeper server must not be recovered ('' when confirmed by the host's name)."""
+    from kafkakit.guards import operations as ops_guards
+
     return ops_guards.zookeeper_recover_refusal(host, confirmation, _plain(groups))
 
 
 def kafkakit_broker_recover_refusal(host: Any, confirmation: Any, groups: Any) -> str:
     """Why a broker must not be recovered ('' when confirmed by the host's name)."""
+    from kafkakit.guards import operations as ops_guards
+
     return ops_guards.broker_recover_refusal(host, confirmation, _plain(groups))
 
 
 def kafkakit_broker_reclaim_refusal(host: str, serving: Any, log_dirs: Any, topic_ids: Any, full_share: Any) -> str:
     """Why the recovery must not free `host`'s log dirs ('' when it may); `log_dirs` is
     kafkakit_log_dirs's result, `topic_ids` the cluster's (kafka_cluster_health)."""
+    from kafkakit.guards import log_reclaim
+
     return log_reclaim.recover_refusal(
         str(host), bool(serving), log_dirs["volumes"], log_dirs["entries"], dict(topic_ids), float(full_share)
     )
@@ -80,6 +90,8 @@ def kafkakit_broker_reclaim_refusal(host: str, serving: Any, log_dirs: Any, topi
 
 def kafkakit_broker_reclaimable(log_dirs: Any, topic_ids: Any) -> list[dict[str, Any]]:
     """The entries of kafkakit_log_dirs's result that the cluster no longer holds, largest first."""
+    from kafkakit.guards import log_reclaim
+
     return log_reclaim.reclaimable(log_dirs["entries"], dict(topic_ids))
 
 
@@ -91,6 +103,8 @@ def kafkakit_release_change_refusal(describe: Any, target: Any, reads: Any) -> s
     """Why a KRaft data centre must not move to Kafka `target` ('' when it may), before any node
     restarts: `describe` is kafka-features describe's output, `reads` each node's read (host ->
     "running: ...\nrecord: ..."; kafkakit.guards.upgrade.parse_node_read)."""
+    from kafkakit.guards import upgrade as upgrade_guard
+
     running, formatted = upgrade_guard.read_nodes(_reads(reads))
     try:
         finalized = upgrade_guard.finalized_metadata(str(describe))
@@ -101,12 +115,16 @@ def kafkakit_release_change_refusal(describe: Any, target: Any, reads: Any) -> s
 
 def kafkakit_features_step_refusal(reads: Any, target: Any) -> str:
     """Why the features step to `target`'s line must not run yet ('' when every node runs it)."""
+    from kafkakit.guards import upgrade as upgrade_guard
+
     running, _ = upgrade_guard.read_nodes(_reads(reads))
     return upgrade_guard.features_step_refusal(running, str(target))
 
 
 def kafkakit_finalized_metadata(describe: Any) -> str:
     """The finalized metadata.version in kafka-features describe's output ('?' when none)."""
+    from kafkakit.guards import upgrade as upgrade_guard
+
     try:
         return upgrade_guard.finalized_metadata(str(describe))
     except ValueError:

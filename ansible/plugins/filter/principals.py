@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from kafkakit.cluster.principals import principal_plan, state_from_result
-
 
 def kafkakit_principal_plan(results: list[dict], hostvars: Any) -> dict[str, dict]:
     """Per data centre, {shared, by_name}, from the loop results of kafkakit_principal_state
     (one per kafkakit_principal_servers item; a skipped one is no server's)."""
+    from kafkakit.cluster.principals import principal_plan, state_from_result
+
     states = [
         state_from_result(r["item"]["host"], str(hostvars[r["item"]["host"]]["dc"]), r)
         for r in results

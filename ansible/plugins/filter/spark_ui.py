@@ -4,16 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafkakit.cluster.spark_ui import bearer_token, ui_key
-
 
 def kafkakit_spark_ui_key(auth_secret: str) -> str:
     """JWSFilter's secretKey for the cluster's RPC secret."""
+    from kafkakit.cluster.spark_ui import ui_key
+
     return ui_key(str(auth_secret))
 
 
 def kafkakit_spark_ui_token(key: str) -> str:
     """A bearer token (JWS) the UIs accept under this secretKey."""
+    from kafkakit.cluster.spark_ui import bearer_token
+
     return bearer_token(str(key))
 
 
