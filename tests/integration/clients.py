@@ -45,13 +45,18 @@ class _Keep(logging.Handler):
         self.into.append(f"{time.strftime('%H:%M:%S')} {record.getMessage()}")
 
 
-def idempotence_logger(into: list[str]) -> dict[str, object]:
-    """Producer settings that log librdkafka's idempotence state changes into `into`."""
-    log = logging.getLogger(f"kafkakit.idempotence.{uuid.uuid4().hex[:8]}")
+def debug_logger(into: list[str], contexts: str) -> dict[str, object]:
+    """Client settings that log librdkafka's debug `contexts` (eos, cgrp, ...) into `into`."""
+    log = logging.getLogger(f"kafkakit.librdkafka.{uuid.uuid4().hex[:8]}")
     log.propagate = False
     log.setLevel(logging.DEBUG)
     log.addHandler(_Keep(into))
-    return {"debug": "eos", "logger": log}
+    return {"debug": contexts, "logger": log}
+
+
+def idempotence_logger(into: list[str]) -> dict[str, object]:
+    """Producer settings that log librdkafka's idempotence state changes into `into`."""
+    return debug_logger(into, "eos")
 
 
 def _gap(report: ProduceReport, gap: float) -> None:
@@ -220,7 +225,7 @@ def _retrying(call: Callable[[], None], what: str, attempts: int = 10) -> None:
     raise AssertionError(f"{what} did not succeed")
 
 
-def consumer(conf: dict[str, str], group: str | None = None, protocol: str = "classic", **extra: str) -> Consumer:
+def consumer(conf: dict[str, str], group: str | None = None, protocol: str = "classic", **extra: object) -> Consumer:
     """A group consumer; `protocol` is its group.protocol: classic, or consumer (KIP-848, Kafka 4+)."""
     settings = {
         **conf,

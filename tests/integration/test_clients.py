@@ -3,7 +3,6 @@ ordering, groups, offsets, rack placement, and KIP-848's consumer group protocol
 
 from __future__ import annotations
 
-import logging
 import time
 from collections import defaultdict
 
@@ -17,23 +16,20 @@ from confluent_kafka import (
 )
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
-from tests.integration.clients import ProduceReport, assign_at, consume, consumer, produce_sequence, read_all
+from tests.integration.clients import (
+    ProduceReport,
+    assign_at,
+    consume,
+    consumer,
+    debug_logger,
+    produce_sequence,
+    read_all,
+)
 from tests.integration.lab import Lab
 
 pytestmark = pytest.mark.every_dc
 # What librdkafka logs (debug cgrp) when the group's coordinator lacks KIP-848's heartbeat request.
 UNSUPPORTED = "ConsumerGroupHeartbeatRequest not supported by broker"
-
-
-class Heard(logging.Handler):
-    """librdkafka's log lines (a client's `logger`), kept in a list."""
-
-    def __init__(self, into: list[str]) -> None:
-        super().__init__(logging.DEBUG)
-        self.into = into
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.into.append(record.getMessage())
 
 
 def test_keyed_messages_keep_their_partition_and_order(client_conf, new_topic):
@@ -213,12 +209,8 @@ def test_a_zookeeper_dc_serves_a_classic_group_but_not_a_kip848_one(client_conf,
     topic = new_topic(partitions=2)
     produce_sequence(client_conf, topic, 50)
     heard: list[str] = []
-    log = logging.getLogger(f"kafkakit.kip848.{topic}")
-    log.propagate = False
-    log.setLevel(logging.DEBUG)
-    log.addHandler(Heard(heard))
     classic = consumer(client_conf, f"classic-{topic}")
-    modern = consumer(client_conf, f"kip848-{topic}", protocol="consumer", debug="cgrp", logger=log)
+    modern = consumer(client_conf, f"kip848-{topic}", protocol="consumer", **debug_logger(heard, "cgrp"))
     try:
         classic.subscribe([topic])
         assert len(consume(classic, 50, timeout=60, distinct=True)) == 50
